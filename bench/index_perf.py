@@ -1,0 +1,192 @@
+"""Indexing speed and size, side by side with the raw limit, on real repositories.
+
+For each repository: the raw limit (walk + tree-sitter parse + tags query on one core, nothing
+written), a cold `smartctx index` (fresh index folder, its own process so peak RSS is its own), a
+no-op re-run, and one-file updates (a saved edit applied through the same path the language server
+uses, until the change is queryable). Prints one table and writes JSON.
+
+    .venv/bin/python bench/index_perf.py /path/to/django /path/to/ts-repo /path/to/c-repo
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import resource
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+from smartctx.indexing.indexer import IndexConfig, Indexer
+from smartctx.indexing.scanner import ScanConfig, classify_content, scan
+from smartctx.parsing.extract import SourceParser
+from smartctx.parsing.languages import language_for_path
+from smartctx.store.index_store import IndexStore
+
+UPDATE_SAMPLES = 40
+
+
+def raw_limit(root: Path) -> dict[str, Any]:
+    """Walk, read, parse and run the tags query on every file, in this process, writing nothing."""
+    started = time.perf_counter()
+    scanned = scan(root, ScanConfig(), lambda path: language_for_path(path) is not None)
+    parser = SourceParser()
+    lines = files = 0
+    for file in scanned.files:
+        language = language_for_path(file.path)
+        data = (root / file.path).read_bytes()
+        if language is None or classify_content(data, file.path) is not None:
+            continue
+        parser.parse(data, language)
+        lines += data.count(b"\n")
+        files += 1
+    return {"seconds": time.perf_counter() - started, "files": files, "lines": lines}
+
+
+def child_index(root: Path, index_dir: Path) -> dict[str, Any]:
+    """Run one `smartctx index` in this process (called in a child) and report time and memory."""
+    started = time.perf_counter()
+    store = IndexStore(root, index_dir)
+    report = Indexer(root, store, IndexConfig()).reconcile()
+    seconds = time.perf_counter() - started
+    store.close()
+    return {
+        "seconds": seconds,
+        "files_parsed": report.files_parsed,
+        "files_total": report.files_total,
+        "stages": report.stage_seconds,
+        "rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
+        "worker_rss_mb": resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024,
+    }
+
+
+def index_in_child(root: Path, index_dir: Path) -> dict[str, Any]:
+    output = subprocess.run(
+        [sys.executable, __file__, "--child", str(root), str(index_dir)],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout
+    result: dict[str, Any] = json.loads(output.strip().splitlines()[-1])
+    return result
+
+
+def one_file_updates(root: Path, index_dir: Path) -> dict[str, Any]:
+    """Edit one file at a time and time the update until the new symbol is in the index."""
+    store = IndexStore(root, index_dir)
+    indexer = Indexer(root, store, IndexConfig(workers=0))
+    with store.snapshot() as snapshot:
+        paths = [p for p in snapshot.file_paths() if not p.startswith("tests/")]
+    candidates = [p for p in paths if language_for_path(p) in {"python", "typescript", "c"}]
+    step = max(1, len(candidates) // UPDATE_SAMPLES)
+    chosen = candidates[::step][:UPDATE_SAMPLES]
+    originals = {path: (root / path).read_bytes() for path in chosen}
+    timings: list[float] = []
+    try:
+        for number, path in enumerate(chosen):
+            marker = f"bench_marker_{number}"
+            language = language_for_path(path)
+            addition = (
+                f"\n\ndef {marker}():\n    return 1\n"
+                if language == "python"
+                else f"\nint {marker}(void) {{ return 1; }}\n"
+                if language == "c"
+                else f"\nexport function {marker}(): number {{ return 1; }}\n"
+            )
+            (root / path).write_bytes(originals[path] + addition.encode())
+            started = time.perf_counter()
+            indexer.update_paths([path])
+            elapsed = time.perf_counter() - started
+            with store.snapshot() as snapshot:
+                assert snapshot.nodes_named(marker), f"{marker} not queryable after the update"
+            timings.append(elapsed * 1000)
+    finally:
+        for path, data in originals.items():
+            (root / path).write_bytes(data)
+        indexer.update_paths(list(originals))
+        store.close()
+    timings.sort()
+    return {
+        "samples": len(timings),
+        "p50_ms": statistics.median(timings),
+        "p95_ms": timings[min(len(timings) - 1, int(len(timings) * 0.95))],
+    }
+
+
+def measure(root: Path) -> dict[str, Any]:
+    with tempfile.TemporaryDirectory(prefix="smartctx-bench-") as temp:
+        index_dir = Path(temp) / "index"
+        raw = raw_limit(root)
+        cold = index_in_child(root, index_dir)
+        noop = index_in_child(root, index_dir)
+        size_mb = sum(p.stat().st_size for p in index_dir.iterdir()) / 1e6
+        updates = one_file_updates(root, index_dir)
+        shutil.rmtree(index_dir)
+    return {
+        "repo": root.name,
+        "files": raw["files"],
+        "kloc": raw["lines"] / 1000,
+        "raw_s": raw["seconds"],
+        "cold_s": cold["seconds"],
+        "cold_vs_raw": cold["seconds"] / raw["seconds"],
+        "files_per_s": raw["files"] / cold["seconds"],
+        "kloc_per_s": raw["lines"] / 1000 / cold["seconds"],
+        "peak_rss_mb": cold["rss_mb"],
+        "worker_rss_mb": cold["worker_rss_mb"],
+        "noop_s": noop["seconds"],
+        "update_p50_ms": updates["p50_ms"],
+        "update_p95_ms": updates["p95_ms"],
+        "index_mb": size_mb,
+        "cold_stages_s": cold["stages"],
+    }
+
+
+COLUMNS = [
+    ("repo", "{}"),
+    ("files", "{:,}"),
+    ("kloc", "{:.0f}"),
+    ("raw_s", "{:.2f}"),
+    ("cold_s", "{:.2f}"),
+    ("cold_vs_raw", "{:.2f}x"),
+    ("files_per_s", "{:,.0f}"),
+    ("kloc_per_s", "{:.0f}"),
+    ("peak_rss_mb", "{:.0f}"),
+    ("worker_rss_mb", "{:.0f}"),
+    ("noop_s", "{:.2f}"),
+    ("update_p50_ms", "{:.1f}"),
+    ("update_p95_ms", "{:.1f}"),
+    ("index_mb", "{:.1f}"),
+]
+
+
+def table(rows: list[dict[str, Any]]) -> str:
+    header = "| " + " | ".join(name for name, _ in COLUMNS) + " |"
+    rule = "|" + "|".join("---" for _ in COLUMNS) + "|"
+    body = ["| " + " | ".join(fmt.format(row[name]) for name, fmt in COLUMNS) + " |" for row in rows]
+    return "\n".join([header, rule, *body])
+
+
+def main() -> None:
+    if len(sys.argv) == 4 and sys.argv[1] == "--child":
+        print(json.dumps(child_index(Path(sys.argv[2]), Path(sys.argv[3]))))
+        return
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument("repos", nargs="+", type=Path)
+    parser.add_argument("--json", type=Path, default=Path("bench/out/index_perf.json"))
+    args = parser.parse_args()
+    rows = [measure(repo.resolve()) for repo in args.repos]
+    print(table(rows))
+    args.json.parent.mkdir(parents=True, exist_ok=True)
+    args.json.write_text(json.dumps({"date": time.strftime("%Y-%m-%d"), "rows": rows}, indent=2))
+    print(f"\nwritten: {args.json}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,359 @@
+"""Bring the index in line with the workspace: scan, parse what changed, write, resolve, score.
+
+Reconciling is the one way the index changes: a first index, a re-run, and (later) a burst of file
+events all go through :meth:`Indexer.reconcile`, so an incremental index can only ever equal a fresh
+one. Unchanged files (same size and mtime, or same content hash) are never parsed again.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import re
+import threading
+import time
+from collections import Counter
+from collections.abc import Callable, Iterable, Iterator
+from concurrent.futures import ProcessPoolExecutor
+from dataclasses import dataclass, field
+from itertools import islice
+from pathlib import Path
+
+from smartctx.core.files import FileEntry, FileState, IndexedFile
+from smartctx.core.model import Span, Symbol, SymbolKind
+from smartctx.indexing.scanner import (
+    IgnoreRules,
+    ScanConfig,
+    ScannedFile,
+    SkipReason,
+    check_path,
+    classify_content,
+    scan,
+)
+from smartctx.parsing.extract import SourceParser
+from smartctx.parsing.languages import language_for_path
+from smartctx.store.index_store import IndexStore
+from smartctx.store.resolution import module_components, module_name
+from smartctx.store.rows import FileRows, file_rows
+
+# Files parsed per worker task: large enough to amortise inter-process overhead, small enough that
+# progress moves steadily.
+FILES_PER_TASK = 32
+# Below this many files to parse, starting worker processes costs more than it saves.
+MIN_FILES_FOR_WORKERS = 300
+# A first index commits every this many files, so it can be read (and survives a crash) part way.
+FILES_PER_INITIAL_COMMIT = 1000
+
+# A file whose mtime lies this close to (or after) the start of the previous scan may have changed
+# again within the file system's timestamp granularity without its size or mtime changing (git's
+# "racy clean" problem); such files are re-hashed instead of trusted.
+RACY_MARGIN_NS = 2_000_000_000
+
+# Parsed files handed to the store at a time inside one transaction.
+FILES_PER_WRITE = 200
+
+_NEWLINE = re.compile(b"\n")
+
+Progress = Callable[[int, int], None]
+
+
+@dataclass(frozen=True)
+class IndexConfig:
+    scan: ScanConfig = field(default_factory=ScanConfig)
+    # Worker processes for parsing; None picks by core count, 0 parses in this process.
+    workers: int | None = None
+
+
+@dataclass
+class IndexReport:
+    """What one reconcile did, for the CLI summary and the benchmarks."""
+
+    files_total: int = 0
+    files_parsed: int = 0
+    files_unchanged: int = 0
+    files_deleted: int = 0
+    skipped: Counter[str] = field(default_factory=Counter)
+    seconds: float = 0.0
+    stage_seconds: dict[str, float] = field(default_factory=dict)
+
+
+def content_hash(data: bytes) -> str:
+    return hashlib.blake2b(data, digest_size=16).hexdigest()
+
+
+def build_indexed_file(
+    path: str, language: str, data: bytes, size: int, mtime_ns: int, parser: SourceParser
+) -> IndexedFile:
+    """Parse one file's bytes into what the store keeps: the module node first, then definitions."""
+    result = parser.parse(data, language)
+    offsets = [0, *(match.end() for match in _NEWLINE.finditer(data))]
+    if offsets[-1] != len(data):
+        offsets.append(len(data))
+    line_count = max(1, len(offsets) - 1)
+    view = memoryview(data)
+
+    def lines_hash(span: Span) -> str:
+        end = min(span.end_line, len(offsets) - 1)
+        start = min(span.start_line - 1, end)
+        return hashlib.blake2b(view[offsets[start] : offsets[end]], digest_size=8).hexdigest()
+
+    components = module_components(path)
+    module = Symbol(
+        kind=SymbolKind.MODULE,
+        name=components[-1] if components else path,
+        qualified_name=module_name(path) or path,
+        span=Span(1, line_count),
+        signature=path,
+        doc="",
+        parent=None,
+    )
+    symbols = (module, *result.symbols)
+    return IndexedFile(
+        entry=FileEntry(path, language, size, mtime_ns, content_hash(data), line_count, result.has_errors),
+        symbols=symbols,
+        symbol_hashes=tuple(lines_hash(symbol.span) for symbol in symbols),
+        references=result.references,
+    )
+
+
+def _reporting(
+    results: Iterator[FileRows | tuple[str, SkipReason]], total: int, progress: Progress
+) -> Iterator[FileRows | tuple[str, SkipReason]]:
+    progress(0, total)
+    for done, result in enumerate(results, start=1):
+        yield result
+        progress(done, total)
+
+
+def _is_supported(path: str) -> bool:
+    return language_for_path(path) is not None
+
+
+_worker_parser: SourceParser | None = None
+
+# How often a parser worker checks that the indexer that started it is still alive.
+PARENT_CHECK_INTERVAL_S = 0.5
+
+
+def _start_worker() -> None:
+    """Runs first in each parser worker: exit when the parent dies.
+
+    A worker of a killed indexer would otherwise wait forever on its task queue, since its siblings
+    still hold the queue's other end open.
+    """
+    parent = os.getppid()
+
+    def watch_parent() -> None:
+        while os.getppid() == parent:
+            time.sleep(PARENT_CHECK_INTERVAL_S)
+        os._exit(1)
+
+    threading.Thread(target=watch_parent, name="parent-watch", daemon=True).start()
+
+
+def _parse_task(
+    root: str, max_file_bytes: int, files: list[tuple[str, str]]
+) -> list[FileRows | tuple[str, SkipReason]]:
+    """Read and parse files in a worker; the parser is built once per worker process."""
+    global _worker_parser
+    if _worker_parser is None:
+        _worker_parser = SourceParser()
+    return [
+        _read_and_parse(Path(root), path, language, max_file_bytes, _worker_parser)
+        for path, language in files
+    ]
+
+
+def _read_and_parse(
+    root: Path, path: str, language: str, max_file_bytes: int, parser: SourceParser
+) -> FileRows | tuple[str, SkipReason]:
+    """Read one file and parse it, or say why it is not indexed after all."""
+    try:
+        full = root / path
+        stat = full.stat()
+        with full.open("rb") as handle:
+            data = handle.read()
+    except OSError:
+        return (path, SkipReason.UNREADABLE)
+    # The file may have grown since the scan looked at its size.
+    if len(data) > max_file_bytes:
+        return (path, SkipReason.TOO_LARGE)
+    reason = classify_content(data, path)
+    if reason is not None:
+        return (path, reason)
+    return file_rows(build_indexed_file(path, language, data, len(data), stat.st_mtime_ns, parser))
+
+
+class Indexer:
+    """Reconciles one workspace folder with its index."""
+
+    def __init__(self, root: Path, store: IndexStore, config: IndexConfig | None = None) -> None:
+        self.root = root
+        self.store = store
+        self.config = config or IndexConfig()
+        self._parser = SourceParser()
+        self._rules: IgnoreRules | None = None
+
+    def reconcile(self, progress: Progress | None = None) -> IndexReport:
+        """Scan the workspace, apply every difference from the index, then resolve and score."""
+        started = time.perf_counter()
+        report = IndexReport()
+        writer = self.store.writer
+        scan_started_ns = time.time_ns()
+        racy_after_ns = int(writer.meta("scan_started_ns") or 0) - RACY_MARGIN_NS
+        self._rules = IgnoreRules.load(self.root, self.config.scan)
+        scanned = scan(self.root, self.config.scan, _is_supported, self._rules)
+        report.stage_seconds["scan"] = time.perf_counter() - started
+        report.skipped.update({reason.value: count for reason, count in scanned.skipped.items() if count})
+        known = writer.known_files()
+        initial = not known
+        present = {file.path for file in scanned.files}
+        deleted = sorted(path for path in known if path not in present)
+        to_parse: list[ScannedFile] = []
+        touched: list[tuple[ScannedFile, FileState]] = []
+        for file in scanned.files:
+            state = known.get(file.path)
+            if state is None:
+                to_parse.append(file)
+            elif (state.size, state.mtime_ns) != (file.size, file.mtime_ns) or file.mtime_ns >= racy_after_ns:
+                touched.append((file, state))
+        changed, unchanged_content = self._split_by_content(touched)
+        to_parse.extend(changed)
+        report.files_unchanged = len(scanned.files) - len(to_parse)
+        report.files_deleted = len(deleted)
+        results = self._parse_all(to_parse)
+        if progress is not None:
+            results = _reporting(results, len(to_parse), progress)
+        parse_started = time.perf_counter()
+        if initial:
+            # A first index commits in chunks so it is readable, and survives a crash, part way.
+            while chunk := list(islice(results, FILES_PER_INITIAL_COMMIT)):
+                self._write(chunk, (), (), report)
+        else:
+            # Any later reconcile, a branch switch included, lands as one transaction.
+            self._write(results, deleted, unchanged_content, report)
+        report.stage_seconds["parse+write"] = time.perf_counter() - parse_started
+        self.finish_pending(report)
+        writer.set_meta([("scan_started_ns", str(scan_started_ns))])
+        report.files_total = len(writer.known_files())
+        report.seconds = time.perf_counter() - started
+        return report
+
+    def update_paths(self, paths: Iterable[str], *, recompute_scores: bool = True) -> IndexReport:
+        """Apply changes to just these workspace-relative paths (a save, a watcher burst) as one batch.
+
+        Each path gets the same verdict a full scan would give it; a path that is gone, or now
+        ignored, leaves the index together with every indexed file below it. With
+        ``recompute_scores=False`` the scores stay marked dirty for a later, off-request recompute.
+        """
+        started = time.perf_counter()
+        report = IndexReport()
+        writer = self.store.writer
+        if self._rules is None:
+            self._rules = IgnoreRules.load(self.root, self.config.scan)
+        to_parse: list[ScannedFile] = []
+        touched: list[tuple[ScannedFile, FileState]] = []
+        deleted: set[str] = set()
+        for path in sorted(set(paths)):
+            verdict = check_path(self.root, path, self.config.scan, _is_supported, self._rules)
+            state = writer.file_state(path)
+            if not isinstance(verdict, ScannedFile):
+                deleted.update(writer.paths_under(path))
+                if state is not None:
+                    deleted.add(path)
+                if verdict is not None:
+                    report.skipped[verdict.value] += 1
+            elif state is None:
+                to_parse.append(verdict)
+            else:
+                touched.append((verdict, state))
+        changed, unchanged_content = self._split_by_content(touched)
+        to_parse.extend(changed)
+        report.files_unchanged = len(unchanged_content)
+        report.files_deleted = len(deleted)
+        self._write(self._parse_all(to_parse), sorted(deleted), unchanged_content, report)
+        self.finish_pending(report, recompute_scores=recompute_scores)
+        report.seconds = time.perf_counter() - started
+        return report
+
+    def finish_pending(self, report: IndexReport, *, recompute_scores: bool = True) -> None:
+        """Resolve references and recompute scores if a batch (this one or an interrupted one) left
+        work behind."""
+        writer = self.store.writer
+        resolve_started = time.perf_counter()
+        writer.resolve_pending()
+        report.stage_seconds["resolve"] = time.perf_counter() - resolve_started
+        if recompute_scores and writer.scores_dirty():
+            scores_started = time.perf_counter()
+            writer.recompute_scores()
+            report.stage_seconds["scores"] = time.perf_counter() - scores_started
+
+    def _split_by_content(
+        self, touched: Iterable[tuple[ScannedFile, FileState]]
+    ) -> tuple[list[ScannedFile], list[ScannedFile]]:
+        """Files whose content really changed, and files only touched (same hash: no parse needed)."""
+        changed: list[ScannedFile] = []
+        unchanged: list[ScannedFile] = []
+        for file, state in touched:
+            try:
+                data = (self.root / file.path).read_bytes()
+            except OSError:
+                changed.append(file)
+                continue
+            (unchanged if content_hash(data) == state.content_hash else changed).append(file)
+        return changed, unchanged
+
+    def _write(
+        self,
+        results: Iterable[FileRows | tuple[str, SkipReason]],
+        deleted: Iterable[str],
+        unchanged_content: Iterable[ScannedFile],
+        report: IndexReport,
+    ) -> None:
+        with self.store.writer.batch() as batch:
+            for path in deleted:
+                batch.delete_file(path)
+            for file in unchanged_content:
+                batch.touch_file(file.path, file.size, file.mtime_ns)
+            parsed: list[FileRows] = []
+            for result in results:
+                if isinstance(result, FileRows):
+                    parsed.append(result)
+                else:
+                    path, reason = result
+                    batch.delete_file(path)
+                    report.skipped[reason.value] += 1
+                # Written in slices, so a large batch never holds every parsed file in memory.
+                if len(parsed) >= FILES_PER_WRITE:
+                    batch.put_files(parsed)
+                    report.files_parsed += len(parsed)
+                    parsed = []
+            batch.put_files(parsed)
+            report.files_parsed += len(parsed)
+
+    def _parse_all(self, files: list[ScannedFile]) -> Iterator[FileRows | tuple[str, SkipReason]]:
+        """Parse files in worker processes when there are enough of them, else here; in path order."""
+        jobs: list[tuple[str, str]] = []
+        for file in files:
+            language = language_for_path(file.path)
+            if language is not None:
+                jobs.append((file.path, language))
+        workers = self._worker_count(len(jobs))
+        max_bytes = self.config.scan.max_file_bytes
+        if workers == 0:
+            for path, language in jobs:
+                yield _read_and_parse(self.root, path, language, max_bytes, self._parser)
+            return
+        tasks = [jobs[start : start + FILES_PER_TASK] for start in range(0, len(jobs), FILES_PER_TASK)]
+        with ProcessPoolExecutor(max_workers=workers, initializer=_start_worker) as pool:
+            for batch in pool.map(
+                _parse_task, [str(self.root)] * len(tasks), [max_bytes] * len(tasks), tasks
+            ):
+                yield from batch
+
+    def _worker_count(self, jobs: int) -> int:
+        if self.config.workers is not None:
+            return self.config.workers
+        if jobs < MIN_FILES_FOR_WORKERS:
+            return 0
+        return min(2, os.cpu_count() or 1)

@@ -1,0 +1,114 @@
+"""Opening the index file: create it, check it is ours, and rebuild it when it is not usable.
+
+A corrupt or foreign file is moved aside, never overwritten in place and never fatal: the index is a
+cache of the workspace, so the cure for any damage is to build it again (style.md habit 5).
+"""
+
+from __future__ import annotations
+
+import logging
+import sqlite3
+import time
+from dataclasses import dataclass
+from importlib import resources
+from pathlib import Path
+
+SCHEMA_VERSION = 1
+INDEX_FILE_NAME = f"index-v{SCHEMA_VERSION}.sqlite"
+FORMAT_TAG = "smartctx-index"
+BUSY_TIMEOUT_MS = 10_000
+
+log = logging.getLogger(__name__)
+
+
+class IndexUnavailableError(Exception):
+    """The index file cannot be opened or created; the message says why and what to do."""
+
+
+@dataclass(frozen=True)
+class OpenedIndex:
+    connection: sqlite3.Connection
+    path: Path
+    rebuilt_reason: str | None
+
+
+def connect(path: Path, *, read_only: bool) -> sqlite3.Connection:
+    """A connection with the settings every user of the index relies on."""
+    if read_only:
+        connection = sqlite3.connect(
+            f"{path.as_uri()}?mode=ro", uri=True, timeout=BUSY_TIMEOUT_MS / 1000, check_same_thread=False
+        )
+    else:
+        connection = sqlite3.connect(path, timeout=BUSY_TIMEOUT_MS / 1000, isolation_level=None)
+        connection.execute("PRAGMA journal_mode=WAL")
+        connection.execute("PRAGMA synchronous=NORMAL")
+    connection.execute(f"PRAGMA busy_timeout={BUSY_TIMEOUT_MS}")
+    connection.execute("PRAGMA foreign_keys=OFF")
+    connection.execute("PRAGMA cache_size=-65536")
+    return connection
+
+
+def open_index(index_dir: Path, workspace_root: Path) -> OpenedIndex:
+    """Open (or create) the index for ``workspace_root`` inside ``index_dir``."""
+    try:
+        index_dir.mkdir(parents=True, exist_ok=True)
+    except OSError as error:
+        raise IndexUnavailableError(f"cannot create index folder {index_dir}: {error.strerror}") from error
+    path = index_dir / INDEX_FILE_NAME
+    root_text = str(workspace_root)
+    reason: str | None = None
+    if path.exists():
+        reason = _problem_with(path, root_text)
+        if reason is None:
+            return OpenedIndex(connect(path, read_only=False), path, None)
+        _move_aside(path)
+        log.warning("rebuilding the index: %s", reason)
+    try:
+        connection = connect(path, read_only=False)
+        _create_schema(connection, root_text)
+    except sqlite3.Error as error:
+        raise IndexUnavailableError(f"cannot create index {path}: {error}") from error
+    return OpenedIndex(connection, path, reason)
+
+
+def _problem_with(path: Path, root_text: str) -> str | None:
+    """Why an existing file cannot serve as this workspace's index, or None if it can."""
+    try:
+        connection = connect(path, read_only=False)
+        try:
+            rows = dict(connection.execute("SELECT key, value FROM meta").fetchall())
+            connection.execute("SELECT count(*) FROM search WHERE search MATCH 'x'").fetchone()
+        finally:
+            connection.close()
+    except sqlite3.Error as error:
+        return f"{path} is not a readable smartctx index ({error})"
+    if rows.get("format") != FORMAT_TAG or rows.get("schema_version") != str(SCHEMA_VERSION):
+        return f"{path} is not a smartctx v{SCHEMA_VERSION} index"
+    if rows.get("workspace_root") != root_text:
+        return f"{path} indexes {rows.get('workspace_root')}, not {root_text}"
+    return None
+
+
+def _move_aside(path: Path) -> None:
+    stamp = time.strftime("%Y%m%d-%H%M%S")
+    for suffix in ("", "-wal", "-shm"):
+        candidate = path.with_name(path.name + suffix)
+        if candidate.exists():
+            candidate.replace(candidate.with_name(f"{candidate.name}.broken-{stamp}"))
+
+
+def _create_schema(connection: sqlite3.Connection, root_text: str) -> None:
+    """Create every table and the meta rows in one transaction, so a crash leaves no half schema."""
+    schema = resources.files("smartctx.store").joinpath(f"schema_v{SCHEMA_VERSION}.sql").read_text("utf-8")
+    connection.executescript(f"BEGIN IMMEDIATE;\n{schema}\nCOMMIT;")
+    connection.execute("BEGIN IMMEDIATE")
+    connection.executemany(
+        "INSERT INTO meta(key, value) VALUES (?, ?)",
+        [
+            ("format", FORMAT_TAG),
+            ("schema_version", str(SCHEMA_VERSION)),
+            ("workspace_root", root_text),
+            ("scores_dirty", "0"),
+        ],
+    )
+    connection.execute("COMMIT")

@@ -1,0 +1,51 @@
+"""The index of one workspace: where it lives, its writer, and its snapshots."""
+
+from __future__ import annotations
+
+import hashlib
+import os
+from pathlib import Path
+
+import platformdirs
+
+from smartctx.store.database import OpenedIndex, open_index
+from smartctx.store.snapshot import IndexSnapshot
+from smartctx.store.writer import IndexWriter
+
+APP_NAME = "smartctx"
+
+
+def default_index_dir(workspace_root: Path) -> Path:
+    """The user cache folder keyed by the workspace path, so nothing is written into the repository.
+
+    ``SMARTCTX_CACHE_DIR`` overrides the cache folder (tests and CI use it to stay hermetic).
+    """
+    base = Path(os.environ.get("SMARTCTX_CACHE_DIR") or platformdirs.user_cache_dir(APP_NAME))
+    digest = hashlib.sha256(str(workspace_root).encode("utf-8", "surrogateescape")).hexdigest()[:16]
+    return base / f"{workspace_root.name or 'root'}-{digest}"
+
+
+class IndexStore:
+    """Owns the read-write connection; hands out read-only snapshots."""
+
+    def __init__(self, workspace_root: Path, index_dir: Path | None = None) -> None:
+        self.workspace_root = workspace_root
+        self.index_dir = index_dir if index_dir is not None else default_index_dir(workspace_root)
+        opened: OpenedIndex = open_index(self.index_dir, workspace_root)
+        self.path = opened.path
+        self.rebuilt_reason = opened.rebuilt_reason
+        self._connection = opened.connection
+        self.writer = IndexWriter(self._connection)
+
+    def snapshot(self) -> IndexSnapshot:
+        return IndexSnapshot(self.path)
+
+    def size_bytes(self) -> int:
+        return sum(
+            candidate.stat().st_size
+            for candidate in self.index_dir.iterdir()
+            if candidate.name.startswith(self.path.name) and ".broken-" not in candidate.name
+        )
+
+    def close(self) -> None:
+        self._connection.close()

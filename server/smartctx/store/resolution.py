@@ -1,0 +1,245 @@
+"""Name resolution: which definition a parsed reference points at, by scope heuristics.
+
+Pure functions over plain values; the writer loads the candidates and stores the answers. A
+reference's answer depends only on its own file's imports and on the definitions that carry its
+key, which is what lets the writer re-resolve just the references whose key changed (design.md §2).
+"""
+
+from __future__ import annotations
+
+import posixpath
+import re
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from functools import lru_cache
+
+from smartctx.core.model import RefKind, SymbolKind
+
+# Confidence of an edge by the scope that resolved it, highest first (design.md §2).
+SAME_FILE_CONFIDENCE = 1.0
+IMPORTED_NAME_CONFIDENCE = 0.9
+IMPORTED_MODULE_CONFIDENCE = 0.8
+SAME_FOLDER_CONFIDENCE = 0.6
+UNIQUE_GLOBAL_CONFIDENCE = 0.5
+RELATIVE_IMPORT_CONFIDENCE = 1.0
+ABSOLUTE_IMPORT_CONFIDENCE = 0.9
+
+# A name with more definitions than this in its best scope is too ambiguous to draw edges for.
+MAX_TARGETS_PER_REFERENCE = 3
+
+# File stems that stand for their folder as a module.
+_PACKAGE_STEMS = frozenset({"__init__", "index", "mod", "lib", "main"})
+_IMPORT_SEPARATORS = re.compile(r"::|[./\\:]")
+_SOURCE_SUFFIX = re.compile(r"\.(py|pyi|js|jsx|mjs|cjs|ts|tsx|h|hh|hpp|hxx|rb|php|rs|go|java|cs|c|cc|cpp)$")
+_RUST_PREFIXES = frozenset({"crate", "self", "super"})
+
+_CLASS_LIKE = frozenset(
+    {
+        SymbolKind.CLASS,
+        SymbolKind.STRUCT,
+        SymbolKind.INTERFACE,
+        SymbolKind.TRAIT,
+        SymbolKind.TYPE,
+        SymbolKind.ENUM,
+    }
+)
+_CALLABLE = frozenset({SymbolKind.FUNCTION, SymbolKind.METHOD, SymbolKind.CLASS, SymbolKind.STRUCT})
+
+
+@dataclass(frozen=True, slots=True)
+class Candidate:
+    """A definition that a reference with the same key might mean."""
+
+    node_id: int
+    file_id: int
+    kind: SymbolKind
+    qualified_name: str
+    parent_id: int | None
+    path: str
+
+
+@dataclass(frozen=True, slots=True)
+class PendingReference:
+    ref_id: int
+    file_id: int
+    path: str
+    source_qualified_name: str
+    kind: RefKind
+    name: str
+    key: str
+
+
+@dataclass(frozen=True, slots=True)
+class Target:
+    node_id: int
+    confidence: float
+
+
+@lru_cache(maxsize=65536)
+def module_components(path: str) -> tuple[str, ...]:
+    """A file's module path as components: ``django/db/__init__.py`` -> django, db."""
+    stem_path = path.rsplit(".", 1)[0] if "." in posixpath.basename(path) else path
+    return _module_parts(stem_path)
+
+
+def _module_parts(stem_path: str) -> tuple[str, ...]:
+    parts = tuple(part for part in stem_path.split("/") if part)
+    if len(parts) > 1 and parts[-1] in _PACKAGE_STEMS:
+        return parts[:-1]
+    return parts
+
+
+def module_name(path: str) -> str:
+    """The dotted name of a file's module node, e.g. ``django.db.models.base``."""
+    return ".".join(module_components(path))
+
+
+def reference_key(kind: RefKind, name: str) -> str:
+    """The name a reference is looked up by: the last component of an import path."""
+    if kind is not RefKind.IMPORT:
+        return name
+    components = import_components(name)
+    return components[-1] if components else name
+
+
+def import_components(name: str) -> tuple[str, ...]:
+    """An import path as components, without quotes, leading dots or a source-file suffix."""
+    text = _SOURCE_SUFFIX.sub("", name.strip("\"'<> "))
+    return tuple(part for part in _IMPORT_SEPARATORS.split(text) if part and part not in _RUST_PREFIXES)
+
+
+def _relative_import_base(importer_path: str, name: str) -> tuple[str, ...] | None:
+    """Resolve a relative import (``./x``, ``../x``, Python ``..x``) to workspace path components;
+    None when the import is not relative."""
+    folder = posixpath.dirname(importer_path)
+    if name.startswith(("./", "../")):
+        joined = posixpath.normpath(posixpath.join(folder, _SOURCE_SUFFIX.sub("", name)))
+        # A path that climbs out of the workspace cannot name a file in it.
+        if joined == "." or joined.startswith(".."):
+            return ()
+        return _module_parts(joined)
+    if name.startswith(".") and not name.startswith(".."):
+        depth = 1
+    elif name.startswith(".."):
+        depth = len(name) - len(name.lstrip("."))
+    else:
+        return None
+    base = folder
+    for _ in range(depth - 1):
+        base = posixpath.dirname(base)
+    rest = [part for part in name.lstrip(".").split(".") if part]
+    return tuple(part for part in base.split("/") if part) + tuple(rest)
+
+
+def resolve_import(ref: PendingReference, candidates: Sequence[Candidate]) -> list[Target]:
+    """Targets of an import: the module file, or the definition imported from it."""
+    relative = _relative_import_base(ref.path, ref.name)
+    wanted = relative if relative is not None else import_components(ref.name)
+    if not wanted:
+        return []
+    exact = relative is not None
+    confidence = RELATIVE_IMPORT_CONFIDENCE if exact else ABSOLUTE_IMPORT_CONFIDENCE
+    matches: list[Candidate] = []
+    for candidate in candidates:
+        if candidate.file_id == ref.file_id:
+            continue
+        components = module_components(candidate.path)
+        if candidate.kind is not SymbolKind.MODULE:
+            if candidate.parent_id is not None and "." in candidate.qualified_name:
+                continue
+            components = (*components, candidate.qualified_name)
+        if components == wanted or (not exact and components[-len(wanted) :] == wanted):
+            matches.append(candidate)
+    return _targets(matches, confidence)
+
+
+@dataclass(frozen=True)
+class _View:
+    """Candidates of one kind filter, indexed by the scopes that :func:`resolve_name` tries."""
+
+    usable: tuple[Candidate, ...]
+    by_id: Mapping[int, Candidate]
+    by_file: Mapping[int, tuple[Candidate, ...]]
+    by_folder: Mapping[str, tuple[Candidate, ...]]
+
+
+class CandidatePool:
+    """The definitions that carry one key; lookups by scope cost O(1) instead of a scan per reference,
+    which matters for names like ``get`` with hundreds of definitions and thousands of uses."""
+
+    def __init__(self, candidates: Sequence[Candidate]) -> None:
+        self.candidates = tuple(candidates)
+        self._views: dict[frozenset[SymbolKind] | None, _View] = {}
+
+    def view(self, allowed: frozenset[SymbolKind] | None) -> _View:
+        view = self._views.get(allowed)
+        if view is None:
+            usable = tuple(
+                c
+                for c in self.candidates
+                if c.kind is not SymbolKind.MODULE and (allowed is None or c.kind in allowed)
+            )
+            by_file: dict[int, list[Candidate]] = {}
+            by_folder: dict[str, list[Candidate]] = {}
+            for candidate in usable:
+                by_file.setdefault(candidate.file_id, []).append(candidate)
+                by_folder.setdefault(posixpath.dirname(candidate.path), []).append(candidate)
+            view = _View(
+                usable,
+                {c.node_id: c for c in usable},
+                {key: tuple(value) for key, value in by_file.items()},
+                {key: tuple(value) for key, value in by_folder.items()},
+            )
+            self._views[allowed] = view
+        return view
+
+
+def resolve_name(
+    ref: PendingReference,
+    pool: CandidatePool,
+    imported_targets: Mapping[str, Sequence[int]],
+    imported_files: Iterable[int],
+) -> list[Target]:
+    """Targets of a call, reference or base class, by the first scope that names it.
+
+    ``imported_targets`` maps the key of each import of the reference's file to what it resolved
+    to; ``imported_files`` are the files those imports point into.
+    """
+    allowed = _CLASS_LIKE if ref.kind is RefKind.INHERIT else _CALLABLE if ref.kind is RefKind.CALL else None
+    view = pool.view(allowed)
+    if not view.usable:
+        return []
+    same_file = view.by_file.get(ref.file_id)
+    if same_file:
+        return _targets(_prefer_enclosing_scope(ref, list(same_file)), SAME_FILE_CONFIDENCE)
+    named = [view.by_id[node_id] for node_id in imported_targets.get(ref.name, ()) if node_id in view.by_id]
+    if named:
+        return _targets(named, IMPORTED_NAME_CONFIDENCE)
+    in_imported = [c for file_id in imported_files for c in view.by_file.get(file_id, ())]
+    if in_imported:
+        return _targets(in_imported, IMPORTED_MODULE_CONFIDENCE)
+    same_folder = view.by_folder.get(posixpath.dirname(ref.path))
+    if same_folder:
+        return _targets(same_folder, SAME_FOLDER_CONFIDENCE)
+    if len(view.usable) == 1:
+        return _targets(view.usable, UNIQUE_GLOBAL_CONFIDENCE)
+    return []
+
+
+def _prefer_enclosing_scope(ref: PendingReference, same_file: list[Candidate]) -> list[Candidate]:
+    """Within one file, prefer definitions that share the reference's enclosing class (``self.x()``)."""
+    scope = ref.source_qualified_name.rpartition(".")[0]
+    while scope:
+        inside = [c for c in same_file if c.qualified_name.rpartition(".")[0] == scope]
+        if inside:
+            return inside
+        scope = scope.rpartition(".")[0]
+    top_level = [c for c in same_file if "." not in c.qualified_name]
+    return top_level or same_file
+
+
+def _targets(matches: Sequence[Candidate], confidence: float) -> list[Target]:
+    if not matches or len(matches) > MAX_TARGETS_PER_REFERENCE:
+        return []
+    share = confidence / len(matches)
+    return [Target(c.node_id, share) for c in sorted(matches, key=lambda c: c.node_id)]

@@ -1,0 +1,89 @@
+-- The smartctx index, schema version 1. The version is part of the file name (index-v1.sqlite), so a
+-- later schema never reads an older file: it builds its own next to it.
+
+CREATE TABLE meta (
+    key TEXT PRIMARY KEY,
+    value TEXT NOT NULL
+) STRICT;
+
+-- One row per indexed file. Skipped files are not stored; the scan reports them.
+CREATE TABLE files (
+    id INTEGER PRIMARY KEY,
+    path TEXT NOT NULL UNIQUE,          -- workspace-relative, POSIX separators
+    language TEXT NOT NULL,
+    size INTEGER NOT NULL,
+    mtime_ns INTEGER NOT NULL,
+    content_hash TEXT NOT NULL,         -- blake2b-128 hex of the bytes on disk
+    line_count INTEGER NOT NULL,
+    has_errors INTEGER NOT NULL         -- 1 when tree-sitter had to recover from syntax errors
+) STRICT;
+
+-- Every definition, plus one module node per file (kind 'module', spanning the whole file).
+CREATE TABLE nodes (
+    id INTEGER PRIMARY KEY,
+    file_id INTEGER NOT NULL REFERENCES files(id),
+    parent_id INTEGER REFERENCES nodes(id),
+    kind TEXT NOT NULL,
+    name TEXT NOT NULL,
+    qualified_name TEXT NOT NULL,
+    start_line INTEGER NOT NULL,
+    end_line INTEGER NOT NULL,
+    signature TEXT NOT NULL,
+    doc TEXT NOT NULL,
+    content_hash TEXT NOT NULL          -- blake2b-64 hex of the node's lines, to detect stale packs
+) STRICT;
+CREATE INDEX nodes_file ON nodes(file_id);
+CREATE INDEX nodes_name ON nodes(name);
+
+-- Every reference as parsed, resolved or not. `key` is the name the resolver looks up: the name
+-- itself, or the last component of an import path. `pending` marks references whose edges must be
+-- recomputed; it is persisted so that an interrupted batch is finished by the next run.
+CREATE TABLE refs (
+    id INTEGER PRIMARY KEY,
+    file_id INTEGER NOT NULL REFERENCES files(id),
+    source_id INTEGER NOT NULL REFERENCES nodes(id),
+    kind TEXT NOT NULL,
+    name TEXT NOT NULL,
+    key TEXT NOT NULL,
+    line INTEGER NOT NULL,
+    pending INTEGER NOT NULL DEFAULT 1
+) STRICT;
+CREATE INDEX refs_file ON refs(file_id);
+CREATE INDEX refs_key ON refs(key);
+CREATE INDEX refs_pending ON refs(pending) WHERE pending = 1;
+
+-- Names whose set of definitions changed since references were last resolved.
+CREATE TABLE dirty_names (
+    name TEXT PRIMARY KEY
+) STRICT, WITHOUT ROWID;
+
+-- Resolved edges. Contains-edges (parent to child) have no ref_id; every other edge comes from one
+-- reference and is replaced whenever that reference is resolved again.
+CREATE TABLE edges (
+    src_id INTEGER NOT NULL,
+    dst_id INTEGER NOT NULL,
+    kind TEXT NOT NULL,
+    confidence REAL NOT NULL,
+    ref_id INTEGER
+) STRICT;
+CREATE INDEX edges_src ON edges(src_id);
+CREATE INDEX edges_dst ON edges(dst_id);
+CREATE INDEX edges_ref ON edges(ref_id) WHERE ref_id IS NOT NULL;
+
+-- Graph scores, recomputed after a batch. A node without a row scores zero until the next recompute.
+CREATE TABLE scores (
+    node_id INTEGER PRIMARY KEY,
+    pagerank REAL NOT NULL,
+    usage REAL NOT NULL
+) STRICT;
+
+-- The lexical index: one row per node, rowid = nodes.id. Identifiers are pre-split into words
+-- (camelCase and snake_case) by the writer, so the default tokenizer sees plain words.
+CREATE VIRTUAL TABLE search USING fts5(
+    name,
+    qualified_name,
+    signature,
+    doc,
+    path,
+    tokenize = 'unicode61 remove_diacritics 2'
+);

@@ -1,0 +1,247 @@
+"""A read-only, consistent view of the index for queries.
+
+Each snapshot is its own read-only connection inside one read transaction: SQLite's WAL mode lets it
+see the index exactly as it was when the snapshot began while a writer carries on (design.md §2).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from types import TracebackType
+
+from smartctx.core.model import SymbolKind
+from smartctx.store.database import connect
+
+_SEARCH_TERM = re.compile(r"[a-z0-9]+")
+
+
+@dataclass(frozen=True, slots=True)
+class NodeRow:
+    id: int
+    path: str
+    language: str
+    kind: SymbolKind
+    name: str
+    qualified_name: str
+    start_line: int
+    end_line: int
+    signature: str
+    doc: str
+    content_hash: str
+    parent_id: int | None
+    pagerank: float
+    usage: float
+
+
+@dataclass(frozen=True, slots=True)
+class EdgeRow:
+    src_id: int
+    dst_id: int
+    kind: str
+    confidence: float
+
+
+@dataclass(frozen=True, slots=True)
+class SearchHit:
+    node_id: int
+    bm25: float
+
+
+@dataclass(frozen=True, slots=True)
+class IndexStats:
+    files: int
+    nodes: int
+    edges: int
+    references: int
+    unresolved_references: int
+    files_by_language: dict[str, int]
+    files_with_errors: int
+    pending_references: int
+    scores_dirty: bool
+
+
+_NODE_COLUMNS = (
+    "n.id, f.path, f.language, n.kind, n.name, n.qualified_name, n.start_line, n.end_line, n.signature,"
+    " n.doc, n.content_hash, n.parent_id, coalesce(s.pagerank, 0), coalesce(s.usage, 0)"
+)
+_NODE_FROM = "nodes n JOIN files f ON f.id = n.file_id LEFT JOIN scores s ON s.node_id = n.id"
+
+
+def _node(row: tuple[object, ...]) -> NodeRow:
+    (
+        node_id,
+        path,
+        language,
+        kind,
+        name,
+        qualified,
+        start,
+        end,
+        signature,
+        doc,
+        digest,
+        parent,
+        rank,
+        use,
+    ) = row
+    return NodeRow(
+        int(str(node_id)),
+        str(path),
+        str(language),
+        SymbolKind(kind),
+        str(name),
+        str(qualified),
+        int(str(start)),
+        int(str(end)),
+        str(signature),
+        str(doc),
+        str(digest),
+        None if parent is None else int(str(parent)),
+        float(str(rank)),
+        float(str(use)),
+    )
+
+
+class IndexSnapshot:
+    """Read-only queries over one consistent state of the index. Close it (or use ``with``)."""
+
+    def __init__(self, index_path: Path) -> None:
+        self._db = connect(index_path, read_only=True)
+        self._db.execute("BEGIN")
+        # The first read fixes the snapshot; later writes by the indexer stay invisible to it.
+        self._db.execute("SELECT count(*) FROM meta").fetchone()
+
+    def __enter__(self) -> IndexSnapshot:
+        return self
+
+    def __exit__(
+        self, kind: type[BaseException] | None, error: BaseException | None, trace: TracebackType | None
+    ) -> None:
+        self.close()
+
+    def close(self) -> None:
+        self._db.close()
+
+    def meta(self, key: str) -> str | None:
+        row = self._db.execute("SELECT value FROM meta WHERE key = ?", (key,)).fetchone()
+        return None if row is None else str(row[0])
+
+    def stats(self) -> IndexStats:
+        db = self._db
+
+        def count(sql: str) -> int:
+            return int(db.execute(sql).fetchone()[0])
+
+        return IndexStats(
+            files=count("SELECT count(*) FROM files"),
+            nodes=count("SELECT count(*) FROM nodes"),
+            edges=count("SELECT count(*) FROM edges"),
+            references=count("SELECT count(*) FROM refs"),
+            unresolved_references=count(
+                "SELECT count(*) FROM refs r WHERE NOT EXISTS (SELECT 1 FROM edges e WHERE e.ref_id = r.id)"
+            ),
+            files_by_language=dict(
+                db.execute(
+                    "SELECT language, count(*) FROM files GROUP BY language ORDER BY language"
+                ).fetchall()
+            ),
+            files_with_errors=count("SELECT count(*) FROM files WHERE has_errors = 1"),
+            pending_references=count("SELECT count(*) FROM refs WHERE pending = 1"),
+            scores_dirty=self.meta("scores_dirty") == "1",
+        )
+
+    def file_paths(self) -> list[str]:
+        return [path for (path,) in self._db.execute("SELECT path FROM files ORDER BY path")]
+
+    def nodes(self, node_ids: Iterable[int]) -> list[NodeRow]:
+        ids = sorted(set(node_ids))
+        rows: list[NodeRow] = []
+        for start in range(0, len(ids), 500):
+            chunk = ids[start : start + 500]
+            marks = ",".join("?" * len(chunk))
+            rows.extend(
+                _node(row)
+                for row in self._db.execute(
+                    f"SELECT {_NODE_COLUMNS} FROM {_NODE_FROM} WHERE n.id IN ({marks})", chunk
+                )
+            )
+        return sorted(rows, key=lambda node: node.id)
+
+    def nodes_in_file(self, path: str) -> list[NodeRow]:
+        return [
+            _node(row)
+            for row in self._db.execute(
+                f"SELECT {_NODE_COLUMNS} FROM {_NODE_FROM} WHERE f.path = ? ORDER BY n.start_line, n.id",
+                (path,),
+            )
+        ]
+
+    def nodes_named(self, name: str) -> list[NodeRow]:
+        return [
+            _node(row)
+            for row in self._db.execute(
+                f"SELECT {_NODE_COLUMNS} FROM {_NODE_FROM} WHERE n.name = ? ORDER BY n.id", (name,)
+            )
+        ]
+
+    def edges_touching(self, node_ids: Sequence[int]) -> list[EdgeRow]:
+        """Edges into or out of any of ``node_ids``."""
+        ids = sorted(set(node_ids))
+        found: set[EdgeRow] = set()
+        for start in range(0, len(ids), 400):
+            chunk = ids[start : start + 400]
+            marks = ",".join("?" * len(chunk))
+            found.update(
+                EdgeRow(*row)
+                for row in self._db.execute(
+                    f"SELECT src_id, dst_id, kind, confidence FROM edges"
+                    f" WHERE src_id IN ({marks}) UNION SELECT src_id, dst_id, kind, confidence FROM edges"
+                    f" WHERE dst_id IN ({marks})",
+                    chunk + chunk,
+                )
+            )
+        return sorted(found, key=lambda e: (e.src_id, e.dst_id, e.kind))
+
+    def search(self, words: Sequence[str], limit: int) -> list[SearchHit]:
+        """Nodes matching any of ``words`` by BM25 (best first). Words are reduced to plain terms
+        here, so no text can form FTS5 query syntax."""
+        terms = sorted({term for word in words for term in _SEARCH_TERM.findall(word.lower())})
+        if not terms or limit <= 0:
+            return []
+        query = " OR ".join(f'"{term}"' for term in terms)
+        return [
+            SearchHit(int(rowid), -float(rank))
+            for rowid, rank in self._db.execute(
+                "SELECT rowid, bm25(search, 10.0, 4.0, 2.0, 1.0, 2.0) AS rank FROM search"
+                " WHERE search MATCH ? ORDER BY rank, rowid LIMIT ?",
+                (query, limit),
+            )
+        ]
+
+    def all_edges(self) -> list[tuple[str, str, str, str, str, float]]:
+        """Every edge by the stable names of its ends: (src path, src qualified name, dst path,
+        dst qualified name, kind, confidence). Used to compare two indexes of the same tree."""
+        return [
+            (sp, sq, dp, dq, kind, round(conf, 9))
+            for sp, sq, dp, dq, kind, conf in self._db.execute(
+                "SELECT sf.path, s.qualified_name || '@' || s.start_line, df.path,"
+                " d.qualified_name || '@' || d.start_line, e.kind, e.confidence FROM edges e"
+                " JOIN nodes s ON s.id = e.src_id JOIN files sf ON sf.id = s.file_id"
+                " JOIN nodes d ON d.id = e.dst_id JOIN files df ON df.id = d.file_id"
+                " ORDER BY 1, 2, 3, 4, 5, 6"
+            )
+        ]
+
+    def all_refs(self) -> list[tuple[str, str, str, str, int, int]]:
+        """Every reference as (path, source, kind, name, line, pending), in a stable order."""
+        return [
+            (path, source, kind, name, int(line), int(pending))
+            for path, source, kind, name, line, pending in self._db.execute(
+                "SELECT f.path, n.qualified_name || '@' || n.start_line, r.kind, r.name, r.line, r.pending"
+                " FROM refs r JOIN files f ON f.id = r.file_id JOIN nodes n ON n.id = r.source_id"
+                " ORDER BY 1, 2, 3, 4, 5"
+            )
+        ]

@@ -1,0 +1,370 @@
+"""The only code that changes the index.
+
+A batch of file changes is one transaction. Name resolution and graph scores are separate,
+idempotent steps whose pending work is itself stored (``refs.pending``, ``dirty_names``,
+``meta.scores_dirty``), so a process killed at any instant leaves an index that the next run finishes
+into exactly what a fresh full index would be.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from collections import defaultdict
+from collections.abc import Iterable, Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass
+
+import numpy as np
+
+from smartctx.core.files import FileState
+from smartctx.core.model import RefKind, SymbolKind
+from smartctx.store import scores
+from smartctx.store.resolution import (
+    Candidate,
+    CandidatePool,
+    PendingReference,
+    Target,
+    resolve_import,
+    resolve_name,
+)
+from smartctx.store.rows import FileRows
+
+CONTAINS_CONFIDENCE = 1.0
+
+# Enum lookups by value through a dict: calling the Enum class costs several times more, and
+# resolution converts every pending reference.
+_REF_KINDS = {kind.value: kind for kind in RefKind}
+_SYMBOL_KINDS = {kind.value: kind for kind in SymbolKind}
+
+
+@dataclass(frozen=True)
+class ResolutionReport:
+    references: int
+    edges: int
+
+
+class Batch:
+    """File changes inside one open transaction; see :meth:`IndexWriter.batch`."""
+
+    def __init__(self, connection: sqlite3.Connection) -> None:
+        self._db = connection
+        self._dirty: set[str] = set()
+
+    def put_files(self, files: Sequence[FileRows]) -> None:
+        """Insert or replace everything the index holds for these files.
+
+        Ids are assigned here rather than by SQLite so that every table is filled with one
+        ``executemany``; this connection is the only writer and holds the write lock, so no other
+        insert can take an id in between.
+        """
+        for rows in files:
+            self.delete_file(rows.entry.path)
+        file_id = self._next_id("files")
+        node_id = self._next_id("nodes")
+        file_rows: list[tuple[object, ...]] = []
+        node_rows: list[tuple[object, ...]] = []
+        edge_rows: list[tuple[int, int, str, float, None]] = []
+        search_rows: list[tuple[object, ...]] = []
+        ref_rows: list[tuple[object, ...]] = []
+        contains = RefKind.CONTAINS.value
+        for rows in files:
+            entry = rows.entry
+            file_rows.append(
+                (
+                    file_id,
+                    entry.path,
+                    entry.language,
+                    entry.size,
+                    entry.mtime_ns,
+                    entry.content_hash,
+                    entry.line_count,
+                    int(entry.has_errors),
+                )
+            )
+            ids_by_name: dict[str, int] = {}
+            module_id = node_id
+            for kind, name, qualified, start, end, signature, doc, digest, parent, *words in rows.nodes:
+                parent_id: int | None = None
+                if node_id != module_id:
+                    parent_id = ids_by_name.get(parent, module_id) if parent else module_id
+                    ids_by_name.setdefault(qualified, node_id)
+                    edge_rows.append((parent_id, node_id, contains, CONTAINS_CONFIDENCE, None))
+                node_rows.append(
+                    (node_id, file_id, parent_id, kind, name, qualified, start, end, signature, doc, digest)
+                )
+                search_rows.append((node_id, *words, rows.path_words))
+                self._dirty.add(name)
+                node_id += 1
+            ref_rows.extend(
+                (file_id, ids_by_name.get(source, module_id) if source else module_id, kind, name, key, line)
+                for source, kind, name, key, line in rows.refs
+            )
+            file_id += 1
+        db = self._db
+        db.executemany(
+            "INSERT INTO files(id, path, language, size, mtime_ns, content_hash, line_count, has_errors)"
+            " VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+            file_rows,
+        )
+        db.executemany(
+            "INSERT INTO nodes(id, file_id, parent_id, kind, name, qualified_name, start_line, end_line,"
+            " signature, doc, content_hash) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            node_rows,
+        )
+        db.executemany(
+            "INSERT INTO edges(src_id, dst_id, kind, confidence, ref_id) VALUES (?, ?, ?, ?, ?)", edge_rows
+        )
+        db.executemany(
+            "INSERT INTO search(rowid, name, qualified_name, signature, doc, path) VALUES (?, ?, ?, ?, ?, ?)",
+            search_rows,
+        )
+        db.executemany(
+            "INSERT INTO refs(file_id, source_id, kind, name, key, line) VALUES (?, ?, ?, ?, ?, ?)", ref_rows
+        )
+
+    def _next_id(self, table: str) -> int:
+        return int(self._db.execute(f"SELECT coalesce(max(id), 0) + 1 FROM {table}").fetchone()[0])
+
+    def delete_file(self, path: str) -> None:
+        """Remove a file and everything derived from it; names it defined become dirty."""
+        row = self._db.execute("SELECT id FROM files WHERE path = ?", (path,)).fetchone()
+        if row is None:
+            return
+        file_id = row[0]
+        node_ids = [
+            node_id for (node_id,) in self._db.execute("SELECT id FROM nodes WHERE file_id = ?", (file_id,))
+        ]
+        self._dirty.update(
+            name for (name,) in self._db.execute("SELECT name FROM nodes WHERE file_id = ?", (file_id,))
+        )
+        self._db.executemany("DELETE FROM search WHERE rowid = ?", [(node_id,) for node_id in node_ids])
+        self._db.execute(
+            "DELETE FROM edges WHERE src_id IN (SELECT id FROM nodes WHERE file_id = ?)"
+            " OR dst_id IN (SELECT id FROM nodes WHERE file_id = ?)",
+            (file_id, file_id),
+        )
+        self._db.execute(
+            "DELETE FROM scores WHERE node_id IN (SELECT id FROM nodes WHERE file_id = ?)", (file_id,)
+        )
+        self._db.execute("DELETE FROM refs WHERE file_id = ?", (file_id,))
+        self._db.execute("DELETE FROM nodes WHERE file_id = ?", (file_id,))
+        self._db.execute("DELETE FROM files WHERE id = ?", (file_id,))
+
+    def touch_file(self, path: str, size: int, mtime_ns: int) -> None:
+        """Record new stat data for a file whose content is unchanged."""
+        self._db.execute("UPDATE files SET size = ?, mtime_ns = ? WHERE path = ?", (size, mtime_ns, path))
+
+    def _finish(self) -> None:
+        self._db.executemany(
+            "INSERT OR IGNORE INTO dirty_names(name) VALUES (?)", [(name,) for name in sorted(self._dirty)]
+        )
+        if self._dirty:
+            self._db.execute("UPDATE meta SET value = '1' WHERE key = 'scores_dirty'")
+
+
+class IndexWriter:
+    """Applies batches, resolves references and recomputes scores on one read-write connection."""
+
+    def __init__(self, connection: sqlite3.Connection) -> None:
+        self._db = connection
+
+    def known_files(self) -> dict[str, FileState]:
+        return {
+            path: FileState(size, mtime_ns, content_hash)
+            for path, size, mtime_ns, content_hash in self._db.execute(
+                "SELECT path, size, mtime_ns, content_hash FROM files"
+            )
+        }
+
+    def file_state(self, path: str) -> FileState | None:
+        row = self._db.execute(
+            "SELECT size, mtime_ns, content_hash FROM files WHERE path = ?", (path,)
+        ).fetchone()
+        return None if row is None else FileState(*row)
+
+    def paths_under(self, folder: str) -> list[str]:
+        """Indexed paths inside ``folder`` (for a folder that was deleted or became ignored)."""
+        prefix = folder.rstrip("/") + "/"
+        return [
+            path
+            for (path,) in self._db.execute(
+                "SELECT path FROM files WHERE substr(path, 1, ?) = ? ORDER BY path", (len(prefix), prefix)
+            )
+        ]
+
+    @contextmanager
+    def batch(self) -> Iterator[Batch]:
+        """One transaction: every change inside lands, or none does."""
+        self._db.execute("BEGIN IMMEDIATE")
+        batch = Batch(self._db)
+        try:
+            yield batch
+            batch._finish()
+        except BaseException:
+            self._db.execute("ROLLBACK")
+            raise
+        self._db.execute("COMMIT")
+
+    def has_pending_work(self) -> bool:
+        pending_refs = self._db.execute("SELECT 1 FROM refs WHERE pending = 1 LIMIT 1").fetchone()
+        dirty = self._db.execute("SELECT 1 FROM dirty_names LIMIT 1").fetchone()
+        return pending_refs is not None or dirty is not None or self.scores_dirty()
+
+    def scores_dirty(self) -> bool:
+        row = self._db.execute("SELECT value FROM meta WHERE key = 'scores_dirty'").fetchone()
+        return row is not None and row[0] == "1"
+
+    def resolve_pending(self) -> ResolutionReport:
+        """Recompute the edges of every reference that is new or whose key's definitions changed."""
+        self._db.execute("BEGIN IMMEDIATE")
+        try:
+            report = self._resolve_pending()
+            self._db.execute("DELETE FROM dirty_names")
+        except BaseException:
+            self._db.execute("ROLLBACK")
+            raise
+        self._db.execute("COMMIT")
+        return report
+
+    def _resolve_pending(self) -> ResolutionReport:
+        db = self._db
+        db.execute("CREATE TEMP TABLE IF NOT EXISTS todo(ref_id INTEGER PRIMARY KEY)")
+        db.execute("DELETE FROM todo")
+        db.execute(
+            "INSERT INTO todo SELECT id FROM refs WHERE pending = 1"
+            " UNION SELECT id FROM refs WHERE key IN (SELECT name FROM dirty_names)"
+        )
+        pending = [
+            PendingReference(ref_id, file_id, path, source_name, _REF_KINDS[kind], name, key)
+            for ref_id, file_id, path, source_name, kind, name, key in db.execute(
+                "SELECT r.id, r.file_id, f.path, n.qualified_name, r.kind, r.name, r.key"
+                " FROM todo t JOIN refs r ON r.id = t.ref_id JOIN files f ON f.id = r.file_id"
+                " JOIN nodes n ON n.id = r.source_id"
+                # A reference whose key no definition carries cannot resolve; skip it in SQL.
+                " WHERE EXISTS (SELECT 1 FROM nodes d WHERE d.name = r.key) ORDER BY r.id"
+            )
+        ]
+        db.execute("DELETE FROM edges WHERE ref_id IN (SELECT ref_id FROM todo)")
+        candidates = self._candidates({ref.key for ref in pending})
+        source_ids = dict(db.execute("SELECT r.id, r.source_id FROM todo t JOIN refs r ON r.id = t.ref_id"))
+        edges: list[tuple[int, int, str, float, int]] = []
+
+        def add(ref: PendingReference, targets: Iterable[Target]) -> None:
+            source_id = source_ids[ref.ref_id]
+            edges.extend(
+                (source_id, t.node_id, ref.kind.value, t.confidence, ref.ref_id)
+                for t in targets
+                if t.node_id != source_id
+            )
+
+        imports = [ref for ref in pending if ref.kind is RefKind.IMPORT]
+        for ref in imports:
+            add(ref, resolve_import(ref, candidates.get(ref.key, ())))
+        db.executemany(
+            "INSERT INTO edges(src_id, dst_id, kind, confidence, ref_id) VALUES (?, ?, ?, ?, ?)", edges
+        )
+        resolved = len(edges)
+        edges.clear()
+        others = [ref for ref in pending if ref.kind is not RefKind.IMPORT]
+        imported_targets, imported_files = self._imports_of({ref.file_id for ref in others})
+        pools = {key: CandidatePool(found) for key, found in candidates.items()}
+        empty = CandidatePool(())
+        # The same name used again in the same definition resolves the same way: ask once.
+        answers: dict[tuple[int, str, RefKind, str], list[Target]] = {}
+        for ref in others:
+            question = (ref.file_id, ref.source_qualified_name, ref.kind, ref.name)
+            targets = answers.get(question)
+            if targets is None:
+                targets = resolve_name(
+                    ref,
+                    pools.get(ref.key, empty),
+                    imported_targets.get(ref.file_id, {}),
+                    imported_files.get(ref.file_id, ()),
+                )
+                answers[question] = targets
+            add(ref, targets)
+        db.executemany(
+            "INSERT INTO edges(src_id, dst_id, kind, confidence, ref_id) VALUES (?, ?, ?, ?, ?)", edges
+        )
+        db.execute("UPDATE refs SET pending = 0 WHERE pending = 1")
+        if pending:
+            db.execute("UPDATE meta SET value = '1' WHERE key = 'scores_dirty'")
+        return ResolutionReport(references=len(pending), edges=resolved + len(edges))
+
+    def _candidates(self, keys: set[str]) -> dict[str, list[Candidate]]:
+        db = self._db
+        db.execute("CREATE TEMP TABLE IF NOT EXISTS wanted(name TEXT PRIMARY KEY)")
+        db.execute("DELETE FROM wanted")
+        db.executemany("INSERT INTO wanted(name) VALUES (?)", [(key,) for key in keys])
+        by_key: dict[str, list[Candidate]] = defaultdict(list)
+        for node_id, file_id, kind, name, qualified_name, parent_id, path in db.execute(
+            "SELECT n.id, n.file_id, n.kind, n.name, n.qualified_name, n.parent_id, f.path"
+            " FROM wanted w JOIN nodes n ON n.name = w.name JOIN files f ON f.id = n.file_id"
+        ):
+            by_key[name].append(
+                Candidate(node_id, file_id, SymbolKind(kind), qualified_name, parent_id, path)
+            )
+        return by_key
+
+    def _imports_of(self, file_ids: set[int]) -> tuple[dict[int, dict[str, list[int]]], dict[int, set[int]]]:
+        """Per file: what each import key resolved to, and the files those imports point into."""
+        db = self._db
+        db.execute("CREATE TEMP TABLE IF NOT EXISTS importers(file_id INTEGER PRIMARY KEY)")
+        db.execute("DELETE FROM importers")
+        db.executemany("INSERT INTO importers(file_id) VALUES (?)", [(file_id,) for file_id in file_ids])
+        targets: dict[int, dict[str, list[int]]] = defaultdict(lambda: defaultdict(list))
+        files: dict[int, set[int]] = defaultdict(set)
+        for file_id, key, dst_id, dst_file in db.execute(
+            "SELECT r.file_id, r.key, e.dst_id, n.file_id FROM importers i"
+            " JOIN refs r ON r.file_id = i.file_id AND r.kind = 'imports'"
+            " JOIN edges e ON e.ref_id = r.id JOIN nodes n ON n.id = e.dst_id"
+        ):
+            targets[file_id][key].append(dst_id)
+            files[file_id].add(dst_file)
+        return targets, files
+
+    def recompute_scores(self) -> int:
+        """PageRank and usage for every node, replacing the previous scores in one transaction."""
+        db = self._db
+        node_ids = np.fromiter(
+            (node_id for (node_id,) in db.execute("SELECT id FROM nodes ORDER BY id")), np.int64
+        )
+        position = {int(node_id): index for index, node_id in enumerate(node_ids)}
+        rows = db.execute("SELECT src_id, dst_id, kind, confidence FROM edges").fetchall()
+        sources = np.fromiter((position[row[0]] for row in rows), np.int64, len(rows))
+        targets = np.fromiter((position[row[1]] for row in rows), np.int64, len(rows))
+        rank_weights = np.fromiter(
+            (scores.PAGERANK_EDGE_WEIGHTS[row[2]] * row[3] for row in rows), np.float64, len(rows)
+        )
+        use_weights = np.fromiter(
+            (scores.USAGE_EDGE_WEIGHTS.get(row[2], 0.0) * row[3] for row in rows), np.float64, len(rows)
+        )
+        contains = np.fromiter((row[2] == RefKind.CONTAINS.value for row in rows), bool, len(rows))
+        # Containment also passes rank upwards, so a module is as important as what it holds.
+        ranks = scores.pagerank(
+            len(node_ids),
+            np.concatenate([sources, targets[contains]]),
+            np.concatenate([targets, sources[contains]]),
+            np.concatenate([rank_weights, rank_weights[contains]]),
+        )
+        uses = scores.usage(len(node_ids), targets, use_weights)
+        db.execute("BEGIN IMMEDIATE")
+        try:
+            db.execute("DELETE FROM scores")
+            db.executemany(
+                "INSERT INTO scores(node_id, pagerank, usage) VALUES (?, ?, ?)",
+                zip(node_ids.tolist(), ranks.tolist(), uses.tolist(), strict=True),
+            )
+            db.execute("UPDATE meta SET value = '0' WHERE key = 'scores_dirty'")
+        except BaseException:
+            db.execute("ROLLBACK")
+            raise
+        db.execute("COMMIT")
+        return len(node_ids)
+
+    def meta(self, key: str) -> str | None:
+        row = self._db.execute("SELECT value FROM meta WHERE key = ?", (key,)).fetchone()
+        return None if row is None else str(row[0])
+
+    def set_meta(self, values: Sequence[tuple[str, str]]) -> None:
+        self._db.executemany("INSERT OR REPLACE INTO meta(key, value) VALUES (?, ?)", values)

@@ -1,0 +1,215 @@
+"""The ``smartctx`` command as a user runs it: a real process, a real index file on disk."""
+
+from __future__ import annotations
+
+import os
+import signal
+import sqlite3
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from conftest import write_tree
+from index_dump import dump
+from smartctx.indexing.indexer import IndexConfig, Indexer
+from smartctx.store.index_store import IndexStore
+
+SAMPLE = {
+    "app/models.py": 'class Order:\n    """An order."""\n\n    def total(self):\n        return price()\n',
+    "app/pricing.py": "def price():\n    return 1\n",
+    "web/main.ts": "export function start(): void { render(); }\nfunction render() {}\n",
+    "notes.txt": "not code",
+    ".env": "SECRET=1",
+    "big.py": "x = 1\n" * 200_000,
+}
+
+
+def run(*args: str, timeout: float = 120) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "smartctx", *args],
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        check=False,
+    )
+
+
+def test_index_then_rerun_parses_nothing(tmp_path: Path) -> None:
+    root = write_tree(tmp_path / "ws", SAMPLE)
+    first = run("index", str(root), "--index-dir", str(tmp_path / "idx"))
+    assert first.returncode == 0, first.stderr
+    assert "files    3 (python 2, typescript 1)" in first.stdout
+    assert "3 parsed" in first.stdout
+    assert "secret 1" in first.stdout and "too-large 1" in first.stdout and "unsupported 1" in first.stdout
+    second = run("index", str(root), "--index-dir", str(tmp_path / "idx"))
+    assert second.returncode == 0, second.stderr
+    assert "0 parsed, 3 unchanged, 0 removed" in second.stdout
+    status = run("status", str(root), "--index-dir", str(tmp_path / "idx"))
+    assert status.returncode == 0 and "ready" in status.stdout
+
+
+def test_default_index_lives_outside_the_repository(tmp_path: Path, isolated_cache: Path) -> None:
+    root = write_tree(tmp_path / "ws", {"a.py": "def f():\n    pass\n"})
+    result = run("index", str(root))
+    assert result.returncode == 0, result.stderr
+    assert sorted(p.name for p in root.iterdir()) == ["a.py"]
+    assert list(isolated_cache.glob("ws-*/index-v1.sqlite"))
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (("index", "/no/such/folder"), "no such folder: /no/such/folder"),
+        (("status", "/no/such/folder"), "no such folder"),
+        (("index", "--max-file-bytes", "0", "."), "must be greater than 0"),
+    ],
+)
+def test_bad_input_is_one_line_and_nonzero(args: tuple[str, ...], message: str) -> None:
+    result = run(*args)
+    assert result.returncode != 0
+    assert message in result.stderr
+    assert "Traceback" not in result.stderr
+
+
+def test_status_without_index_says_what_to_do(tmp_path: Path) -> None:
+    root = write_tree(tmp_path / "ws", {"a.py": "x = 1\n"})
+    result = run("status", str(root), "--index-dir", str(tmp_path / "idx"))
+    assert result.returncode == 1
+    assert "has no index yet; run: smartctx index" in result.stderr
+
+
+def test_index_dir_that_is_a_file_is_a_clear_error(tmp_path: Path) -> None:
+    root = write_tree(tmp_path / "ws", {"a.py": "x = 1\n"})
+    blocker = tmp_path / "blocker"
+    blocker.write_text("")
+    result = run("index", str(root), "--index-dir", str(blocker / "idx"))
+    assert result.returncode == 1
+    assert result.stderr.startswith("smartctx: error: cannot create index folder")
+    assert "Traceback" not in result.stderr
+
+
+@pytest.mark.parametrize("garbage", [b"this is not sqlite" * 100, b""])
+def test_corrupt_index_is_moved_aside_and_rebuilt(tmp_path: Path, garbage: bytes) -> None:
+    root = write_tree(tmp_path / "ws", SAMPLE)
+    index_dir = tmp_path / "idx"
+    index_dir.mkdir()
+    (index_dir / "index-v1.sqlite").write_bytes(garbage)
+    result = run("index", str(root), "--index-dir", str(index_dir))
+    assert result.returncode == 0, result.stderr
+    if garbage:
+        assert "warning: rebuilding the index" in result.stderr
+        assert list(index_dir.glob("index-v1.sqlite.broken-*"))
+    assert "files    3" in result.stdout
+
+
+def test_index_of_another_workspace_is_not_reused(tmp_path: Path) -> None:
+    first = write_tree(tmp_path / "one", {"a.py": "def only_in_one():\n    pass\n"})
+    second = write_tree(tmp_path / "two", {"b.py": "def only_in_two():\n    pass\n"})
+    index_dir = str(tmp_path / "idx")
+    assert run("index", str(first), "--index-dir", index_dir).returncode == 0
+    result = run("index", str(second), "--index-dir", index_dir)
+    assert result.returncode == 0
+    assert "indexes" in result.stderr and str(first) in result.stderr
+    assert "files    1 (python 1)" in result.stdout
+
+
+def many_files(root: Path, count: int) -> None:
+    for number in range(count):
+        folder = root / f"pkg{number % 20}"
+        folder.mkdir(parents=True, exist_ok=True)
+        calls = "\n".join(f"    helper_{(number * 7 + k) % count}()" for k in range(3))
+        (folder / f"mod{number}.py").write_text(
+            f"from pkg{(number + 1) % 20}.mod{(number + 1) % count} import helper_{(number + 1) % count}\n\n"
+            f"def helper_{number}():\n{calls}\n\n\nclass Thing{number}(Thing{(number + 3) % count}):\n"
+            f"    def run(self):\n        return helper_{number}()\n"
+        )
+
+
+def index_state(index_file: Path) -> tuple[int, int] | None:
+    """(files, pending references) as another process sees the index now, or None if unreadable."""
+    if not index_file.exists():
+        return None
+    try:
+        connection = sqlite3.connect(f"{index_file.as_uri()}?mode=ro", uri=True, timeout=0.1)
+        try:
+            files, pending = connection.execute(
+                "SELECT (SELECT count(*) FROM files), (SELECT count(*) FROM refs WHERE pending = 1)"
+            ).fetchone()
+        finally:
+            connection.close()
+    except sqlite3.Error:
+        return None
+    return int(files), int(pending)
+
+
+def processes_mentioning(text: str) -> list[int]:
+    """Live processes whose command line contains ``text`` (Linux /proc)."""
+    found: list[int] = []
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            command = (entry / "cmdline").read_bytes().decode(errors="replace")
+            state = (entry / "stat").read_text().split(") ", 1)[1][0]
+        except OSError:
+            continue
+        if text in command and state != "Z":
+            found.append(int(entry.name))
+    return found
+
+
+KILL_POINTS = {
+    # The index file exists: the kill may land inside schema creation or the first batch.
+    "created": lambda state: state is not None,
+    # The first batch of a first index is committed; the rest is not.
+    "part-indexed": lambda state: state is not None and 0 < state[0] < 2500,
+    # Every file is in; resolution or scoring is under way or about to be.
+    "all-files": lambda state: state is not None and state[0] == 2500,
+}
+
+
+@pytest.mark.parametrize("point", list(KILL_POINTS))
+def test_kill_9_mid_index_then_rerun_equals_fresh_index(tmp_path: Path, point: str) -> None:
+    """Killing the indexer at any instant loses nothing: the next run completes the same index."""
+    root = tmp_path / "ws"
+    many_files(root, 2500)
+    index_dir = tmp_path / "idx"
+    process = subprocess.Popen(
+        [sys.executable, "-m", "smartctx", "index", str(root), "--index-dir", str(index_dir), "--quiet"],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+    )
+    reached = KILL_POINTS[point]
+    deadline = time.monotonic() + 60
+    while process.poll() is None and not reached(index_state(index_dir / "index-v1.sqlite")):
+        assert time.monotonic() < deadline, "the indexer never reached the kill point"
+        time.sleep(0.005)
+    killed = process.poll() is None
+    if killed:
+        os.kill(process.pid, signal.SIGKILL)
+    process.wait(timeout=30)
+    assert killed or point == "all-files", "the indexer finished before it could be killed"
+    # Parser workers notice their parent is gone and exit instead of waiting forever.
+    deadline = time.monotonic() + 10
+    while processes_mentioning(str(index_dir)):
+        assert time.monotonic() < deadline, "parser workers outlived the killed indexer"
+        time.sleep(0.05)
+    rerun = run("index", str(root), "--index-dir", str(index_dir))
+    assert rerun.returncode == 0, rerun.stderr
+    assert "files    2,500 (python 2,500)" in rerun.stdout
+    live = IndexStore(root, index_dir)
+    fresh = IndexStore(root, tmp_path / "fresh")
+    try:
+        Indexer(root, fresh, IndexConfig(workers=0)).reconcile()
+        with live.snapshot() as live_view, fresh.snapshot() as fresh_view:
+            live_dump, fresh_dump = dump(live_view), dump(fresh_view)
+        assert live_dump.nodes == fresh_dump.nodes
+        assert live_dump.edges == fresh_dump.edges
+        assert live_dump.refs == fresh_dump.refs
+        assert live_dump.scores.keys() == fresh_dump.scores.keys()
+    finally:
+        live.close()
+        fresh.close()
