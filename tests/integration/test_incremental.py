@@ -11,6 +11,7 @@ import math
 import shutil
 from pathlib import Path
 
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -101,16 +102,26 @@ def assert_same_index(live: IndexDump, fresh: IndexDump) -> None:
         assert math.isclose(use, fresh_use, rel_tol=1e-9, abs_tol=1e-12), key
 
 
-@settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+def touched_paths(edit: tuple[str, str, object]) -> list[str]:
+    """The paths an edit changes, as a file watcher would report them."""
+    action, path, arg = edit
+    return [path, str(arg)] if action == "rename" else [path]
+
+
+@pytest.mark.parametrize("apply_changes", ["reconcile", "update_paths"])
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(
     initial=st.lists(st.tuples(st.just("write"), paths, module_contents), min_size=1, max_size=6),
     steps=st.lists(st.lists(edits, min_size=1, max_size=4), min_size=1, max_size=5),
 )
 def test_incremental_index_equals_fresh_index(
     tmp_path_factory: object,
+    apply_changes: str,
     initial: list[tuple[str, str, object]],
     steps: list[list[tuple[str, str, object]]],
 ) -> None:
+    """Both ways of applying changes (a full reconcile, or just the paths a watcher reported) must
+    leave the index equal to a fresh one."""
     assert hasattr(tmp_path_factory, "mktemp")
     base: Path = tmp_path_factory.mktemp("incremental")
     root = base / "workspace"
@@ -124,7 +135,10 @@ def test_incremental_index_equals_fresh_index(
         for step in steps:
             for edit in step:
                 apply(root, edit)
-            indexer.reconcile()
+            if apply_changes == "reconcile":
+                indexer.reconcile()
+            else:
+                indexer.update_paths([path for edit in step for path in touched_paths(edit)])
             with store.snapshot() as snapshot:
                 live = dump(snapshot)
             assert_same_index(live, fresh_dump(root, base / "fresh-index"))

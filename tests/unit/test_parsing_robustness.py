@@ -8,7 +8,7 @@ import random
 from pathlib import Path
 
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from smartctx.core.model import ParseResult, RefKind, SymbolKind
@@ -97,13 +97,13 @@ def test_nul_bytes_inside_real_code(language: str, source_parser: SourceParser) 
 HYPOTHESIS_LANGUAGES = ("python", "cpp", "ruby", "tsx")
 
 
-@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(max_examples=150, deadline=None)
 @given(language=st.sampled_from(HYPOTHESIS_LANGUAGES), source=st.binary(max_size=2048))
 def test_random_bytes(language: str, source: bytes, source_parser: SourceParser) -> None:
     assert_well_formed(source_parser.parse(source, language), language, source)
 
 
-@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(max_examples=150, deadline=None)
 @given(data=st.data(), language=st.sampled_from(HYPOTHESIS_LANGUAGES))
 def test_shuffled_lines_of_real_code(data: st.DataObject, language: str, source_parser: SourceParser) -> None:
     # Lines of real code in random order give definitions cut off, nested oddly and unbalanced,
