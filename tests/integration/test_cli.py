@@ -129,14 +129,14 @@ def many_files(root: Path, count: int) -> None:
 
 
 def index_state(index_file: Path) -> tuple[int, int] | None:
-    """(files, pending references) as another process sees the index now, or None if unreadable."""
+    """(files, files with unresolved references) as another process sees the index now, or None."""
     if not index_file.exists():
         return None
     try:
         connection = sqlite3.connect(f"{index_file.as_uri()}?mode=ro", uri=True, timeout=0.1)
         try:
             files, pending = connection.execute(
-                "SELECT (SELECT count(*) FROM files), (SELECT count(*) FROM refs WHERE pending = 1)"
+                "SELECT (SELECT count(*) FROM files), (SELECT count(*) FROM files WHERE refs_pending = 1)"
             ).fetchone()
         finally:
             connection.close()

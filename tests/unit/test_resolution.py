@@ -8,7 +8,7 @@ from smartctx.core.model import RefKind, SymbolKind
 from smartctx.store.resolution import (
     Candidate,
     CandidatePool,
-    PendingReference,
+    NameUse,
     import_components,
     module_name,
     reference_key,
@@ -26,8 +26,8 @@ def candidate(
     return Candidate(node_id, file_id, kind, qualified, parent, FILES[file_id])
 
 
-def ref(name: str, kind: RefKind = RefKind.CALL, file_id: int = 1, source: str = "main") -> PendingReference:
-    return PendingReference(1, file_id, FILES[file_id], source, kind, name, reference_key(kind, name))
+def ref(name: str, kind: RefKind = RefKind.CALL, file_id: int = 1) -> NameUse:
+    return NameUse(file_id, FILES[file_id], kind, name, reference_key(kind, name))
 
 
 @pytest.mark.parametrize(
@@ -58,9 +58,20 @@ def test_import_components(name: str, components: tuple[str, ...]) -> None:
     assert import_components(name) == components
 
 
+def resolve(
+    use: NameUse,
+    candidates: list[Candidate],
+    imported: dict[str, list[int]] | None = None,
+    imported_files: tuple[int, ...] = (),
+    source: str = "main",
+) -> list[tuple[int, float]]:
+    resolution = resolve_name(use, CandidatePool(candidates), imported or {}, imported_files)
+    return [(t.node_id, t.confidence) for t in resolution.for_source(source)]
+
+
 def test_same_file_beats_everything() -> None:
     candidates = [candidate(10, 2, "alpha"), candidate(11, 1, "alpha")]
-    assert [t.node_id for t in resolve_name(ref("alpha"), CandidatePool(candidates), {}, {2})] == [11]
+    assert resolve(ref("alpha"), candidates, imported_files=(2,)) == [(11, 1.0)]
 
 
 def test_method_call_prefers_the_enclosing_class() -> None:
@@ -68,37 +79,28 @@ def test_method_call_prefers_the_enclosing_class() -> None:
         candidate(10, 1, "A.save", SymbolKind.METHOD),
         candidate(11, 1, "B.save", SymbolKind.METHOD),
     ]
-    targets = resolve_name(ref("save", source="B.run"), CandidatePool(candidates), {}, ())
-    assert [(t.node_id, t.confidence) for t in targets] == [(11, 1.0)]
+    assert resolve(ref("save"), candidates, source="B.run") == [(11, 1.0)]
+    assert resolve(ref("save"), candidates, source="A.run") == [(10, 1.0)]
+    assert resolve(ref("save"), candidates, source="main") == [(10, 0.5), (11, 0.5)]
 
 
 def test_imported_name_then_imported_module_then_folder_then_unique() -> None:
     in_core = candidate(10, 2, "alpha")
     elsewhere = candidate(11, 3, "alpha")
-    assert [
-        t.node_id
-        for t in resolve_name(ref("alpha"), CandidatePool([in_core, elsewhere]), {"alpha": [11]}, ())
-    ] == [11]
-    assert [t.node_id for t in resolve_name(ref("alpha"), CandidatePool([in_core, elsewhere]), {}, {3})] == [
-        11
-    ]
-    assert [t.node_id for t in resolve_name(ref("alpha"), CandidatePool([in_core, elsewhere]), {}, ())] == [
-        10
-    ]
-    unique = resolve_name(ref("alpha"), CandidatePool([elsewhere]), {}, ())
-    assert [(t.node_id, t.confidence) for t in unique] == [(11, 0.5)]
+    both = [in_core, elsewhere]
+    assert resolve(ref("alpha"), both, imported={"alpha": [11]}) == [(11, 0.9)]
+    assert resolve(ref("alpha"), both, imported_files=(3,)) == [(11, 0.8)]
+    assert resolve(ref("alpha"), both) == [(10, 0.6)]
+    assert resolve(ref("alpha"), [elsewhere]) == [(11, 0.5)]
 
 
 def test_ambiguous_global_name_stays_unresolved() -> None:
-    candidates = [candidate(10, 3, "alpha"), candidate(11, 5, "alpha")]
-    assert resolve_name(ref("alpha"), CandidatePool(candidates), {}, ()) == []
+    assert resolve(ref("alpha"), [candidate(10, 3, "alpha"), candidate(11, 5, "alpha")]) == []
 
 
 def test_base_classes_resolve_only_to_types() -> None:
     candidates = [candidate(10, 2, "Base", SymbolKind.FUNCTION), candidate(11, 3, "Base", SymbolKind.CLASS)]
-    assert [
-        t.node_id for t in resolve_name(ref("Base", RefKind.INHERIT), CandidatePool(candidates), {}, ())
-    ] == [11]
+    assert resolve(ref("Base", RefKind.INHERIT), candidates) == [(11, 0.5)]
 
 
 def test_imports_resolve_to_modules_and_definitions() -> None:
@@ -116,7 +118,7 @@ def test_imports_resolve_to_modules_and_definitions() -> None:
 
 def test_relative_path_import_in_typescript() -> None:
     view = Candidate(30, 5, SymbolKind.MODULE, "web.src.view", None, "web/src/view.ts")
-    importer = PendingReference(1, 9, "web/src/app.ts", "app", RefKind.IMPORT, "./view", "view")
+    importer = NameUse(9, "web/src/app.ts", RefKind.IMPORT, "./view", "view")
     assert [t.node_id for t in resolve_import(importer, [view])] == [30]
-    escaping = PendingReference(1, 9, "web/src/app.ts", "app", RefKind.IMPORT, "../../../view", "view")
+    escaping = NameUse(9, "web/src/app.ts", RefKind.IMPORT, "../../../view", "view")
     assert resolve_import(escaping, [view]) == []

@@ -59,11 +59,12 @@ class Candidate:
 
 
 @dataclass(frozen=True, slots=True)
-class PendingReference:
-    ref_id: int
+class NameUse:
+    """One distinct name used in one file with one kind: every reference sharing these resolves the
+    same way, except for the preference for the enclosing class (see :class:`Resolution`)."""
+
     file_id: int
     path: str
-    source_qualified_name: str
     kind: RefKind
     name: str
     key: str
@@ -131,7 +132,7 @@ def _relative_import_base(importer_path: str, name: str) -> tuple[str, ...] | No
     return tuple(part for part in base.split("/") if part) + tuple(rest)
 
 
-def resolve_import(ref: PendingReference, candidates: Sequence[Candidate]) -> list[Target]:
+def resolve_import(ref: NameUse, candidates: Sequence[Candidate]) -> list[Target]:
     """Targets of an import: the module file, or the definition imported from it."""
     relative = _relative_import_base(ref.path, ref.name)
     wanted = relative if relative is not None else import_components(ref.name)
@@ -194,48 +195,63 @@ class CandidatePool:
         return view
 
 
+@dataclass(frozen=True)
+class Resolution:
+    """What a name use resolves to. When definitions in the use's own file match, which of them
+    is meant depends on where in the file the use sits: ``for_source`` answers per enclosing
+    definition."""
+
+    targets: tuple[Target, ...] = ()
+    same_file: tuple[Candidate, ...] = ()
+
+    def for_source(self, source_qualified_name: str) -> list[Target]:
+        if not self.same_file:
+            return list(self.targets)
+        return _targets(_prefer_enclosing_scope(source_qualified_name, self.same_file), SAME_FILE_CONFIDENCE)
+
+
 def resolve_name(
-    ref: PendingReference,
+    use: NameUse,
     pool: CandidatePool,
     imported_targets: Mapping[str, Sequence[int]],
     imported_files: Iterable[int],
-) -> list[Target]:
-    """Targets of a call, reference or base class, by the first scope that names it.
+) -> Resolution:
+    """What a call, reference or base class means, by the first scope that names it.
 
-    ``imported_targets`` maps the key of each import of the reference's file to what it resolved
-    to; ``imported_files`` are the files those imports point into.
+    ``imported_targets`` maps the key of each import of the use's file to what it resolved to;
+    ``imported_files`` are the files those imports point into.
     """
-    allowed = _CLASS_LIKE if ref.kind is RefKind.INHERIT else _CALLABLE if ref.kind is RefKind.CALL else None
+    allowed = _CLASS_LIKE if use.kind is RefKind.INHERIT else _CALLABLE if use.kind is RefKind.CALL else None
     view = pool.view(allowed)
     if not view.usable:
-        return []
-    same_file = view.by_file.get(ref.file_id)
+        return Resolution()
+    same_file = view.by_file.get(use.file_id)
     if same_file:
-        return _targets(_prefer_enclosing_scope(ref, list(same_file)), SAME_FILE_CONFIDENCE)
-    named = [view.by_id[node_id] for node_id in imported_targets.get(ref.name, ()) if node_id in view.by_id]
+        return Resolution(same_file=same_file)
+    named = [view.by_id[node_id] for node_id in imported_targets.get(use.name, ()) if node_id in view.by_id]
     if named:
-        return _targets(named, IMPORTED_NAME_CONFIDENCE)
+        return Resolution(tuple(_targets(named, IMPORTED_NAME_CONFIDENCE)))
     in_imported = [c for file_id in imported_files for c in view.by_file.get(file_id, ())]
     if in_imported:
-        return _targets(in_imported, IMPORTED_MODULE_CONFIDENCE)
-    same_folder = view.by_folder.get(posixpath.dirname(ref.path))
+        return Resolution(tuple(_targets(in_imported, IMPORTED_MODULE_CONFIDENCE)))
+    same_folder = view.by_folder.get(posixpath.dirname(use.path))
     if same_folder:
-        return _targets(same_folder, SAME_FOLDER_CONFIDENCE)
+        return Resolution(tuple(_targets(same_folder, SAME_FOLDER_CONFIDENCE)))
     if len(view.usable) == 1:
-        return _targets(view.usable, UNIQUE_GLOBAL_CONFIDENCE)
-    return []
+        return Resolution(tuple(_targets(view.usable, UNIQUE_GLOBAL_CONFIDENCE)))
+    return Resolution()
 
 
-def _prefer_enclosing_scope(ref: PendingReference, same_file: list[Candidate]) -> list[Candidate]:
+def _prefer_enclosing_scope(source_qualified_name: str, same_file: Sequence[Candidate]) -> list[Candidate]:
     """Within one file, prefer definitions that share the reference's enclosing class (``self.x()``)."""
-    scope = ref.source_qualified_name.rpartition(".")[0]
+    scope = source_qualified_name.rpartition(".")[0]
     while scope:
         inside = [c for c in same_file if c.qualified_name.rpartition(".")[0] == scope]
         if inside:
             return inside
         scope = scope.rpartition(".")[0]
     top_level = [c for c in same_file if "." not in c.qualified_name]
-    return top_level or same_file
+    return top_level or list(same_file)
 
 
 def _targets(matches: Sequence[Candidate], confidence: float) -> list[Target]:

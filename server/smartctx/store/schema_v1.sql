@@ -15,7 +15,11 @@ CREATE TABLE files (
     mtime_ns INTEGER NOT NULL,
     content_hash TEXT NOT NULL,         -- blake2b-128 hex of the bytes on disk
     line_count INTEGER NOT NULL,
-    has_errors INTEGER NOT NULL         -- 1 when tree-sitter had to recover from syntax errors
+    has_errors INTEGER NOT NULL,        -- 1 when tree-sitter had to recover from syntax errors
+    -- 1 until this file's references are resolved. Stored, so that an interrupted batch is finished
+    -- by the next run; kept per file rather than per reference, so a first index never rewrites
+    -- every reference row just to clear a flag.
+    refs_pending INTEGER NOT NULL DEFAULT 1
 ) STRICT;
 
 -- Every definition, plus one module node per file (kind 'module', spanning the whole file).
@@ -36,8 +40,7 @@ CREATE INDEX nodes_file ON nodes(file_id);
 CREATE INDEX nodes_name ON nodes(name);
 
 -- Every reference as parsed, resolved or not. `key` is the name the resolver looks up: the name
--- itself, or the last component of an import path. `pending` marks references whose edges must be
--- recomputed; it is persisted so that an interrupted batch is finished by the next run.
+-- itself, or the last component of an import path.
 CREATE TABLE refs (
     id INTEGER PRIMARY KEY,
     file_id INTEGER NOT NULL REFERENCES files(id),
@@ -45,12 +48,10 @@ CREATE TABLE refs (
     kind TEXT NOT NULL,
     name TEXT NOT NULL,
     key TEXT NOT NULL,
-    line INTEGER NOT NULL,
-    pending INTEGER NOT NULL DEFAULT 1
+    line INTEGER NOT NULL
 ) STRICT;
 CREATE INDEX refs_file ON refs(file_id);
 CREATE INDEX refs_key ON refs(key);
-CREATE INDEX refs_pending ON refs(pending) WHERE pending = 1;
 
 -- Names whose set of definitions changed since references were last resolved.
 CREATE TABLE dirty_names (

@@ -149,7 +149,9 @@ class IndexSnapshot:
                 ).fetchall()
             ),
             files_with_errors=count("SELECT count(*) FROM files WHERE has_errors = 1"),
-            pending_references=count("SELECT count(*) FROM refs WHERE pending = 1"),
+            pending_references=count(
+                "SELECT count(*) FROM files f JOIN refs r ON r.file_id = f.id WHERE f.refs_pending = 1"
+            ),
             scores_dirty=self.meta("scores_dirty") == "1",
         )
 
@@ -240,7 +242,8 @@ class IndexSnapshot:
         return [
             (path, source, kind, name, int(line), int(pending))
             for path, source, kind, name, line, pending in self._db.execute(
-                "SELECT f.path, n.qualified_name || '@' || n.start_line, r.kind, r.name, r.line, r.pending"
+                "SELECT f.path, n.qualified_name || '@' || n.start_line, r.kind, r.name, r.line,"
+                " f.refs_pending"
                 " FROM refs r JOIN files f ON f.id = r.file_id JOIN nodes n ON n.id = r.source_id"
                 " ORDER BY 1, 2, 3, 4, 5"
             )

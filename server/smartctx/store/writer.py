@@ -1,7 +1,7 @@
 """The only code that changes the index.
 
 A batch of file changes is one transaction. Name resolution and graph scores are separate,
-idempotent steps whose pending work is itself stored (``refs.pending``, ``dirty_names``,
+idempotent steps whose pending work is itself stored (``files.refs_pending``, ``dirty_names``,
 ``meta.scores_dirty``), so a process killed at any instant leaves an index that the next run finishes
 into exactly what a fresh full index would be.
 """
@@ -9,10 +9,12 @@ into exactly what a fresh full index would be.
 from __future__ import annotations
 
 import sqlite3
-from collections import defaultdict
+from collections import Counter, defaultdict
 from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
+from itertools import groupby
+from operator import itemgetter
 
 import numpy as np
 
@@ -22,7 +24,7 @@ from smartctx.store import scores
 from smartctx.store.resolution import (
     Candidate,
     CandidatePool,
-    PendingReference,
+    NameUse,
     Target,
     resolve_import,
     resolve_name,
@@ -44,7 +46,13 @@ class ResolutionReport:
 
 
 class Batch:
-    """File changes inside one open transaction; see :meth:`IndexWriter.batch`."""
+    """File changes inside one open transaction; see :meth:`IndexWriter.batch`.
+
+    Re-indexing a file keeps the ids of the definitions that are still there (same kind and
+    qualified name), so edges from other files into them stay valid and only names that appeared or
+    disappeared become dirty. A save that adds one function then re-resolves that file's own
+    references and the few references elsewhere that carry the new name, not every use of ``get``.
+    """
 
     def __init__(self, connection: sqlite3.Connection) -> None:
         self._db = connection
@@ -57,10 +65,9 @@ class Batch:
         ``executemany``; this connection is the only writer and holds the write lock, so no other
         insert can take an id in between.
         """
-        for rows in files:
-            self.delete_file(rows.entry.path)
-        file_id = self._next_id("files")
-        node_id = self._next_id("nodes")
+        db = self._db
+        next_file_id = self._next_id("files")
+        next_node_id = self._next_id("nodes")
         file_rows: list[tuple[object, ...]] = []
         node_rows: list[tuple[object, ...]] = []
         edge_rows: list[tuple[int, int, str, float, None]] = []
@@ -69,6 +76,15 @@ class Batch:
         contains = RefKind.CONTAINS.value
         for rows in files:
             entry = rows.entry
+            existing = db.execute("SELECT id FROM files WHERE path = ?", (entry.path,)).fetchone()
+            previous: dict[tuple[str, str, int], tuple[int, int | None, str]] = {}
+            if existing is None:
+                file_id = next_file_id
+                next_file_id += 1
+            else:
+                file_id = existing[0]
+                previous = self._previous_nodes(file_id)
+                self._clear_file(file_id)
             file_rows.append(
                 (
                     file_id,
@@ -82,25 +98,36 @@ class Batch:
                 )
             )
             ids_by_name: dict[str, int] = {}
-            module_id = node_id
+            seen: Counter[tuple[str, str]] = Counter()
+            module_id = 0
             for kind, name, qualified, start, end, signature, doc, digest, parent, *words in rows.nodes:
+                identity = (kind, qualified, seen[(kind, qualified)])
+                seen[(kind, qualified)] += 1
+                kept = previous.pop(identity, None)
+                if kept is None:
+                    node_id = next_node_id
+                    next_node_id += 1
+                    self._dirty.add(name)
+                else:
+                    node_id = kept[0]
                 parent_id: int | None = None
-                if node_id != module_id:
+                if module_id == 0:
+                    module_id = node_id
+                else:
                     parent_id = ids_by_name.get(parent, module_id) if parent else module_id
                     ids_by_name.setdefault(qualified, node_id)
                     edge_rows.append((parent_id, node_id, contains, CONTAINS_CONFIDENCE, None))
+                if kept is not None and kept[1] != parent_id:
+                    self._dirty.add(name)
                 node_rows.append(
                     (node_id, file_id, parent_id, kind, name, qualified, start, end, signature, doc, digest)
                 )
                 search_rows.append((node_id, *words, rows.path_words))
-                self._dirty.add(name)
-                node_id += 1
+            self._forget_nodes(previous.values())
             ref_rows.extend(
                 (file_id, ids_by_name.get(source, module_id) if source else module_id, kind, name, key, line)
                 for source, kind, name, key, line in rows.refs
             )
-            file_id += 1
-        db = self._db
         db.executemany(
             "INSERT INTO files(id, path, language, size, mtime_ns, content_hash, line_count, has_errors)"
             " VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
@@ -122,37 +149,47 @@ class Batch:
             "INSERT INTO refs(file_id, source_id, kind, name, key, line) VALUES (?, ?, ?, ?, ?, ?)", ref_rows
         )
 
-    def _next_id(self, table: str) -> int:
-        return int(self._db.execute(f"SELECT coalesce(max(id), 0) + 1 FROM {table}").fetchone()[0])
-
     def delete_file(self, path: str) -> None:
         """Remove a file and everything derived from it; names it defined become dirty."""
         row = self._db.execute("SELECT id FROM files WHERE path = ?", (path,)).fetchone()
-        if row is None:
-            return
-        file_id = row[0]
-        node_ids = [
-            node_id for (node_id,) in self._db.execute("SELECT id FROM nodes WHERE file_id = ?", (file_id,))
-        ]
-        self._dirty.update(
-            name for (name,) in self._db.execute("SELECT name FROM nodes WHERE file_id = ?", (file_id,))
-        )
-        self._db.executemany("DELETE FROM search WHERE rowid = ?", [(node_id,) for node_id in node_ids])
-        self._db.execute(
-            "DELETE FROM edges WHERE src_id IN (SELECT id FROM nodes WHERE file_id = ?)"
-            " OR dst_id IN (SELECT id FROM nodes WHERE file_id = ?)",
-            (file_id, file_id),
-        )
-        self._db.execute(
-            "DELETE FROM scores WHERE node_id IN (SELECT id FROM nodes WHERE file_id = ?)", (file_id,)
-        )
-        self._db.execute("DELETE FROM refs WHERE file_id = ?", (file_id,))
-        self._db.execute("DELETE FROM nodes WHERE file_id = ?", (file_id,))
-        self._db.execute("DELETE FROM files WHERE id = ?", (file_id,))
+        if row is not None:
+            self._forget_nodes(self._previous_nodes(row[0]).values())
+            self._clear_file(row[0])
 
     def touch_file(self, path: str, size: int, mtime_ns: int) -> None:
         """Record new stat data for a file whose content is unchanged."""
         self._db.execute("UPDATE files SET size = ?, mtime_ns = ? WHERE path = ?", (size, mtime_ns, path))
+
+    def _previous_nodes(self, file_id: int) -> dict[tuple[str, str, int], tuple[int, int | None, str]]:
+        """A file's nodes by identity (kind, qualified name, occurrence) -> (id, parent id, name)."""
+        found: dict[tuple[str, str, int], tuple[int, int | None, str]] = {}
+        seen: Counter[tuple[str, str]] = Counter()
+        for node_id, kind, qualified, parent_id, name in self._db.execute(
+            "SELECT id, kind, qualified_name, parent_id, name FROM nodes WHERE file_id = ? ORDER BY id",
+            (file_id,),
+        ):
+            found[(kind, qualified, seen[(kind, qualified)])] = (node_id, parent_id, name)
+            seen[(kind, qualified)] += 1
+        return found
+
+    def _clear_file(self, file_id: int) -> None:
+        """Remove a file's rows and its outgoing edges; incoming edges stay with the ids kept."""
+        db = self._db
+        db.execute("DELETE FROM search WHERE rowid IN (SELECT id FROM nodes WHERE file_id = ?)", (file_id,))
+        db.execute("DELETE FROM edges WHERE src_id IN (SELECT id FROM nodes WHERE file_id = ?)", (file_id,))
+        db.execute("DELETE FROM refs WHERE file_id = ?", (file_id,))
+        db.execute("DELETE FROM nodes WHERE file_id = ?", (file_id,))
+        db.execute("DELETE FROM files WHERE id = ?", (file_id,))
+
+    def _forget_nodes(self, gone: Iterable[tuple[int, int | None, str]]) -> None:
+        """Drop what points at definitions that no longer exist; their names become dirty."""
+        gone_ids = [(node_id,) for node_id, _, _ in gone]
+        self._dirty.update(name for _, _, name in gone)
+        self._db.executemany("DELETE FROM edges WHERE dst_id = ?", gone_ids)
+        self._db.executemany("DELETE FROM scores WHERE node_id = ?", gone_ids)
+
+    def _next_id(self, table: str) -> int:
+        return int(self._db.execute(f"SELECT coalesce(max(id), 0) + 1 FROM {table}").fetchone()[0])
 
     def _finish(self) -> None:
         self._db.executemany(
@@ -206,7 +243,7 @@ class IndexWriter:
         self._db.execute("COMMIT")
 
     def has_pending_work(self) -> bool:
-        pending_refs = self._db.execute("SELECT 1 FROM refs WHERE pending = 1 LIMIT 1").fetchone()
+        pending_refs = self._db.execute("SELECT 1 FROM files WHERE refs_pending = 1 LIMIT 1").fetchone()
         dirty = self._db.execute("SELECT 1 FROM dirty_names LIMIT 1").fetchone()
         return pending_refs is not None or dirty is not None or self.scores_dirty()
 
@@ -227,69 +264,87 @@ class IndexWriter:
         return report
 
     def _resolve_pending(self) -> ResolutionReport:
+        # The temporary tables are small and the index tables large; CROSS JOIN makes SQLite loop
+        # over the small side first, which its planner does not know to do without statistics.
         db = self._db
         db.execute("CREATE TEMP TABLE IF NOT EXISTS todo(ref_id INTEGER PRIMARY KEY)")
         db.execute("DELETE FROM todo")
         db.execute(
-            "INSERT INTO todo SELECT id FROM refs WHERE pending = 1"
+            "INSERT INTO todo SELECT r.id FROM files f CROSS JOIN refs r ON r.file_id = f.id"
+            " WHERE f.refs_pending = 1"
             " UNION SELECT id FROM refs WHERE key IN (SELECT name FROM dirty_names)"
         )
-        pending = [
-            PendingReference(ref_id, file_id, path, source_name, _REF_KINDS[kind], name, key)
-            for ref_id, file_id, path, source_name, kind, name, key in db.execute(
-                "SELECT r.id, r.file_id, f.path, n.qualified_name, r.kind, r.name, r.key"
-                " FROM todo t JOIN refs r ON r.id = t.ref_id JOIN files f ON f.id = r.file_id"
-                " JOIN nodes n ON n.id = r.source_id"
-                # A reference whose key no definition carries cannot resolve; skip it in SQL.
-                " WHERE EXISTS (SELECT 1 FROM nodes d WHERE d.name = r.key) ORDER BY r.id"
-            )
-        ]
+        # One row per reference, grouped so that each distinct name use in a file is resolved once.
+        pending = db.execute(
+            "SELECT r.file_id, r.kind, r.name, r.key, r.id, r.source_id FROM todo t"
+            " CROSS JOIN refs r ON r.id = t.ref_id"
+            # A reference whose key no definition carries cannot resolve; skip it in SQL.
+            " WHERE EXISTS (SELECT 1 FROM nodes d WHERE d.name = r.key) ORDER BY 1, 2, 3"
+        ).fetchall()
         db.execute("DELETE FROM edges WHERE ref_id IN (SELECT ref_id FROM todo)")
-        candidates = self._candidates({ref.key for ref in pending})
-        source_ids = dict(db.execute("SELECT r.id, r.source_id FROM todo t JOIN refs r ON r.id = t.ref_id"))
-        edges: list[tuple[int, int, str, float, int]] = []
-
-        def add(ref: PendingReference, targets: Iterable[Target]) -> None:
-            source_id = source_ids[ref.ref_id]
-            edges.extend(
-                (source_id, t.node_id, ref.kind.value, t.confidence, ref.ref_id)
-                for t in targets
-                if t.node_id != source_id
+        paths = dict(db.execute("SELECT id, path FROM files"))
+        uses = [
+            (
+                NameUse(file_id, paths[file_id], _REF_KINDS[kind], name, key),
+                [(row[4], row[5]) for row in rows],
             )
-
-        imports = [ref for ref in pending if ref.kind is RefKind.IMPORT]
-        for ref in imports:
-            add(ref, resolve_import(ref, candidates.get(ref.key, ())))
+            for (file_id, kind, name, key), rows in groupby(pending, key=itemgetter(0, 1, 2, 3))
+        ]
+        candidates = self._candidates({use.key for use, _ in uses})
+        edges: list[tuple[int, int, str, float, int]] = []
+        for use, refs in uses:
+            if use.kind is RefKind.IMPORT:
+                targets = resolve_import(use, candidates.get(use.key, ()))
+                edges.extend(
+                    (source_id, t.node_id, use.kind.value, t.confidence, ref_id)
+                    for ref_id, source_id in refs
+                    for t in targets
+                )
         db.executemany(
             "INSERT INTO edges(src_id, dst_id, kind, confidence, ref_id) VALUES (?, ?, ?, ?, ?)", edges
         )
         resolved = len(edges)
         edges.clear()
-        others = [ref for ref in pending if ref.kind is not RefKind.IMPORT]
-        imported_targets, imported_files = self._imports_of({ref.file_id for ref in others})
+        imported_targets, imported_files = self._imports_of({use.file_id for use, _ in uses})
         pools = {key: CandidatePool(found) for key, found in candidates.items()}
         empty = CandidatePool(())
-        # The same name used again in the same definition resolves the same way: ask once.
-        answers: dict[tuple[int, str, RefKind, str], list[Target]] = {}
-        for ref in others:
-            question = (ref.file_id, ref.source_qualified_name, ref.kind, ref.name)
-            targets = answers.get(question)
-            if targets is None:
-                targets = resolve_name(
-                    ref,
-                    pools.get(ref.key, empty),
-                    imported_targets.get(ref.file_id, {}),
-                    imported_files.get(ref.file_id, ()),
+        source_names = self._source_names()
+        for use, refs in uses:
+            if use.kind is RefKind.IMPORT:
+                continue
+            resolution = resolve_name(
+                use,
+                pools.get(use.key, empty),
+                imported_targets.get(use.file_id, {}),
+                imported_files.get(use.file_id, ()),
+            )
+            by_source: dict[int, list[Target]] = {}
+            for ref_id, source_id in refs:
+                answer = by_source.get(source_id)
+                if answer is None:
+                    answer = resolution.for_source(source_names[source_id])
+                    by_source[source_id] = answer
+                edges.extend(
+                    (source_id, t.node_id, use.kind.value, t.confidence, ref_id)
+                    for t in answer
+                    if t.node_id != source_id
                 )
-                answers[question] = targets
-            add(ref, targets)
         db.executemany(
             "INSERT INTO edges(src_id, dst_id, kind, confidence, ref_id) VALUES (?, ?, ?, ?, ?)", edges
         )
-        db.execute("UPDATE refs SET pending = 0 WHERE pending = 1")
+        db.execute("UPDATE files SET refs_pending = 0 WHERE refs_pending = 1")
         if pending:
             db.execute("UPDATE meta SET value = '1' WHERE key = 'scores_dirty'")
         return ResolutionReport(references=len(pending), edges=resolved + len(edges))
+
+    def _source_names(self) -> dict[int, str]:
+        """Qualified names of the definitions that the references to resolve sit in."""
+        return dict(
+            self._db.execute(
+                "SELECT DISTINCT n.id, n.qualified_name FROM todo t CROSS JOIN refs r ON r.id = t.ref_id"
+                " CROSS JOIN nodes n ON n.id = r.source_id"
+            )
+        )
 
     def _candidates(self, keys: set[str]) -> dict[str, list[Candidate]]:
         db = self._db
@@ -299,7 +354,7 @@ class IndexWriter:
         by_key: dict[str, list[Candidate]] = defaultdict(list)
         for node_id, file_id, kind, name, qualified_name, parent_id, path in db.execute(
             "SELECT n.id, n.file_id, n.kind, n.name, n.qualified_name, n.parent_id, f.path"
-            " FROM wanted w JOIN nodes n ON n.name = w.name JOIN files f ON f.id = n.file_id"
+            " FROM wanted w CROSS JOIN nodes n ON n.name = w.name CROSS JOIN files f ON f.id = n.file_id"
         ):
             by_key[name].append(
                 Candidate(node_id, file_id, SymbolKind(kind), qualified_name, parent_id, path)
@@ -316,8 +371,8 @@ class IndexWriter:
         files: dict[int, set[int]] = defaultdict(set)
         for file_id, key, dst_id, dst_file in db.execute(
             "SELECT r.file_id, r.key, e.dst_id, n.file_id FROM importers i"
-            " JOIN refs r ON r.file_id = i.file_id AND r.kind = 'imports'"
-            " JOIN edges e ON e.ref_id = r.id JOIN nodes n ON n.id = e.dst_id"
+            " CROSS JOIN refs r ON r.file_id = i.file_id AND r.kind = 'imports'"
+            " CROSS JOIN edges e ON e.ref_id = r.id CROSS JOIN nodes n ON n.id = e.dst_id"
         ):
             targets[file_id][key].append(dst_id)
             files[file_id].add(dst_file)

