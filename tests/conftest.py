@@ -1,11 +1,26 @@
-"""Fixtures shared by every test: an isolated cache folder and helpers to build workspaces."""
+"""Options and fixtures shared by every test: an isolated cache folder, --update-golden."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+
+UPDATE_GOLDEN_OPTION = "--update-golden"
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    parser.addoption(
+        UPDATE_GOLDEN_OPTION,
+        action="store_true",
+        help="rewrite the golden files from the current output instead of comparing against them",
+    )
+
+
+@pytest.fixture
+def update_golden(request: pytest.FixtureRequest) -> bool:
+    return bool(request.config.getoption(UPDATE_GOLDEN_OPTION))
 
 
 @pytest.fixture(autouse=True)
@@ -16,15 +31,3 @@ def isolated_cache(
     cache = tmp_path_factory.mktemp("cache")
     monkeypatch.setenv("SMARTCTX_CACHE_DIR", str(cache))
     yield cache
-
-
-def write_tree(root: Path, files: Mapping[str, str | bytes]) -> Path:
-    """Create ``files`` (relative path -> text or bytes) under ``root``."""
-    for relative, content in files.items():
-        path = root / relative
-        path.parent.mkdir(parents=True, exist_ok=True)
-        if isinstance(content, bytes):
-            path.write_bytes(content)
-        else:
-            path.write_text(content, encoding="utf-8")
-    return root

@@ -7,17 +7,22 @@ stderr and a non-zero exit code, never a traceback.
 from __future__ import annotations
 
 import argparse
+import json
 import logging
 import sys
-import time
 from collections.abc import Sequence
 from importlib.metadata import version
 from pathlib import Path
 
 from tqdm import tqdm
 
+from smartctx.core.context import TOKENIZERS, ContextOptions, ContextRequest, InvalidRequestError
+from smartctx.core.tokens import TokenCounter
 from smartctx.indexing.indexer import IndexConfig, Indexer, IndexReport
 from smartctx.indexing.scanner import ScanConfig
+from smartctx.indexing.sources import WorkspaceSources
+from smartctx.output.pack_json import pack_to_wire
+from smartctx.retrieval.pipeline import build_context
 from smartctx.store.database import INDEX_FILE_NAME, IndexUnavailableError
 from smartctx.store.index_store import IndexStore, default_index_dir
 
@@ -66,6 +71,35 @@ def _argument_parser() -> argparse.ArgumentParser:
     index.add_argument("--quiet", action="store_true", help="no progress bar")
     index.set_defaults(handler=_index_command)
 
+    context = commands.add_parser(
+        "context", help="the code that matters for a task, cited, in a token budget"
+    )
+    context.add_argument("task", help="the task in plain words (quote it), or - to read it from stdin")
+    context.add_argument("--root", default=".", help="workspace folder (default: the current folder)")
+    context.add_argument(
+        "--index-dir", type=Path, help="where the index lives (default: the user cache folder)"
+    )
+    context.add_argument(
+        "--budget", type=_positive_int, help="token budget for the whole pack (default 8000)"
+    )
+    context.add_argument(
+        "--max-bodies", type=_non_negative_int, help="full definitions to include (default 5)"
+    )
+    context.add_argument("--max-summaries", type=_non_negative_int, help="signatures to include (default 25)")
+    context.add_argument("--candidate-limit", type=_positive_int, help="search candidates (default 100)")
+    context.add_argument("--ranked-cap", type=_positive_int, help="ranked items considered (default 50)")
+    context.add_argument(
+        "--hop-depth", type=_non_negative_int, help="graph hops from the matches (default 1, max 3)"
+    )
+    context.add_argument("--hop-frontier-cap", type=_positive_int, help="nodes added per hop (default 200)")
+    context.add_argument("--no-blobs", action="store_true", help="signatures only, no full bodies")
+    context.add_argument(
+        "--tokenizer", choices=TOKENIZERS, help="tokenizer to count with (default o200k_base)"
+    )
+    context.add_argument("--format", choices=("markdown", "json"), default="markdown", help="output format")
+    context.add_argument("--quiet", action="store_true", help="no progress bar while indexing")
+    context.set_defaults(handler=_context_command)
+
     status = commands.add_parser("status", help="what the index of a workspace holds")
     _add_workspace_arguments(status)
     status.set_defaults(handler=_status_command)
@@ -105,28 +139,74 @@ def _workspace(path_text: str) -> Path:
     return path.resolve()
 
 
+def _reconcile(root: Path, store: IndexStore, config: IndexConfig, quiet: bool) -> IndexReport:
+    """Bring the index up to date, with a progress bar on a terminal."""
+    if store.rebuilt_reason:
+        print(f"smartctx: warning: rebuilding the index: {store.rebuilt_reason}", file=sys.stderr)
+    indexer = Indexer(root, store, config)
+    with tqdm(
+        desc="parsing", unit=" files", disable=True if quiet else None, file=sys.stderr, leave=False
+    ) as bar:
+
+        def progress(done: int, total: int) -> None:
+            if bar.total != total:
+                bar.reset(total=total)
+            bar.update(done - bar.n)
+
+        return indexer.reconcile(progress)
+
+
 def _index_command(args: argparse.Namespace) -> int:
     root = _workspace(args.path)
     store = IndexStore(root, args.index_dir)
     try:
-        if store.rebuilt_reason:
-            print(f"smartctx: warning: rebuilding the index: {store.rebuilt_reason}", file=sys.stderr)
         config = IndexConfig(scan=ScanConfig(max_file_bytes=args.max_file_bytes), workers=args.workers)
-        indexer = Indexer(root, store, config)
-        with tqdm(
-            desc="parsing", unit=" files", disable=True if args.quiet else None, file=sys.stderr, leave=False
-        ) as bar:
-
-            def progress(done: int, total: int) -> None:
-                if bar.total != total:
-                    bar.reset(total=total)
-                bar.update(done - bar.n)
-
-            report = indexer.reconcile(progress)
-        store.writer.set_meta([("last_indexed", time.strftime("%Y-%m-%dT%H:%M:%S%z"))])
+        report = _reconcile(root, store, config, args.quiet)
         print(_summary(root, store, report))
     finally:
         store.close()
+    return EXIT_OK
+
+
+def _context_command(args: argparse.Namespace) -> int:
+    task = sys.stdin.read() if args.task == "-" else args.task
+    if not task.strip():
+        raise UserError("the task is empty; describe what you want to do (or pass - to read it from stdin)")
+    try:
+        options = ContextOptions.from_values(
+            {
+                "budget_tokens": args.budget,
+                "max_bodies": args.max_bodies,
+                "max_summaries": args.max_summaries,
+                "candidate_limit": args.candidate_limit,
+                "ranked_cap": args.ranked_cap,
+                "hop_depth": args.hop_depth,
+                "hop_frontier_cap": args.hop_frontier_cap,
+                "include_blobs": False if args.no_blobs else None,
+                "tokenizer": args.tokenizer,
+            }
+        )
+    except InvalidRequestError as error:
+        raise UserError(str(error)) from None
+    root = _workspace(args.root)
+    store = IndexStore(root, args.index_dir)
+    try:
+        _reconcile(root, store, IndexConfig(), quiet=args.quiet)
+        counter = TokenCounter(options.tokenizer)
+        with store.snapshot() as snapshot:
+            pack = build_context(ContextRequest(task, options), snapshot, counter, WorkspaceSources(root))
+    finally:
+        store.close()
+    if args.format == "json":
+        print(json.dumps(pack_to_wire(pack), indent=2, ensure_ascii=False))
+    else:
+        print(pack.text, end="")
+        trimmed = " (trimmed to fit)" if pack.trimmed else ""
+        print(
+            f"smartctx: {len(pack.bodies)} bodies, {len(pack.summaries)} summaries,"
+            f" {pack.tokens_used:,}/{pack.budget_tokens:,} {pack.tokenizer} tokens{trimmed}",
+            file=sys.stderr,
+        )
     return EXIT_OK
 
 

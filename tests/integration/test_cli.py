@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import signal
 import sqlite3
@@ -12,10 +13,10 @@ from pathlib import Path
 
 import pytest
 
-from conftest import write_tree
 from index_dump import dump
 from smartctx.indexing.indexer import IndexConfig, Indexer
 from smartctx.store.index_store import IndexStore
+from workspaces import write_tree
 
 SAMPLE = {
     "app/models.py": 'class Order:\n    """An order."""\n\n    def total(self):\n        return price()\n',
@@ -213,3 +214,60 @@ def test_kill_9_mid_index_then_rerun_equals_fresh_index(tmp_path: Path, point: s
     finally:
         live.close()
         fresh.close()
+
+
+def test_context_prints_a_cited_pack(tmp_path: Path) -> None:
+    root = write_tree(tmp_path / "ws", SAMPLE)
+    result = run(
+        "context", "how is the order total priced", "--root", str(root), "--index-dir", str(tmp_path / "i")
+    )
+    assert result.returncode == 0, result.stderr
+    assert "# Context for: how is the order total priced" in result.stdout
+    assert "app/models.py:4-5" in result.stdout or "app/pricing.py:1-2" in result.stdout
+    assert "o200k_base tokens" in result.stderr
+
+
+def test_context_json_from_stdin(tmp_path: Path) -> None:
+    root = write_tree(tmp_path / "ws", SAMPLE)
+    result = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "smartctx",
+            "context",
+            "-",
+            "--root",
+            str(root),
+            "--format",
+            "json",
+            "--budget",
+            "500",
+        ],
+        input="price of an order",
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert result.returncode == 0, result.stderr
+    pack = json.loads(result.stdout)
+    assert pack["budgetTokens"] == 500 and pack["tokensUsed"] <= 500
+    assert {"search", "expand", "score", "pack"} <= set(pack["metadata"]["timingsMs"])
+    assert all(
+        item["citation"] == f"{item['filePath']}:{item['startLine']}-{item['endLine']}"
+        for item in pack["bodies"]
+    )
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (("context", "  "), "the task is empty"),
+        (("context", "x", "--hop-depth", "9"), "hopDepth must be a whole number from 0 to 3"),
+        (("context", "x", "--budget", "abc"), "not a whole number"),
+    ],
+)
+def test_context_bad_input(args: tuple[str, ...], message: str) -> None:
+    result = run(*args)
+    assert result.returncode != 0
+    assert message in result.stderr and "Traceback" not in result.stderr

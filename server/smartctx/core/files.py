@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 from dataclasses import dataclass
 
 from smartctx.core.model import Reference, Symbol
@@ -37,3 +38,24 @@ class FileState:
     size: int
     mtime_ns: int
     content_hash: str
+
+
+def line_offsets(data: bytes) -> list[int]:
+    """Byte offset where each line starts, plus the end of the data: line n (1-based) is
+    ``data[offsets[n - 1]:offsets[n]]``, its newline included."""
+    offsets = [0]
+    position = data.find(b"\n")
+    while position != -1:
+        offsets.append(position + 1)
+        position = data.find(b"\n", position + 1)
+    if offsets[-1] != len(data):
+        offsets.append(len(data))
+    return offsets
+
+
+def span_digest(data: bytes, offsets: list[int], start_line: int, end_line: int) -> str:
+    """The content hash of lines ``start_line..end_line`` (1-based, inclusive) as the index stores it,
+    so a pack can tell whether a definition changed since it was indexed."""
+    end = min(end_line, len(offsets) - 1)
+    start = min(start_line - 1, end)
+    return hashlib.blake2b(memoryview(data)[offsets[start] : offsets[end]], digest_size=8).hexdigest()

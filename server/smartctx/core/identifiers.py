@@ -19,6 +19,12 @@ def split_identifier(identifier: str) -> list[str]:
     return [word.lower() for word in _WORD.findall(identifier)]
 
 
+def whole_word(identifier: str) -> str:
+    """An identifier as one search word: lower case, underscores dropped (``bulk_create`` ->
+    ``bulkcreate``), since the index's tokenizer would split at an underscore."""
+    return identifier.lower().replace("_", "")
+
+
 def search_words(text: str) -> str:
     """The text the lexical index stores for a field: each identifier whole and split into words.
 
@@ -27,7 +33,7 @@ def search_words(text: str) -> str:
     """
     words: list[str] = []
     for identifier in _IDENTIFIER.findall(text):
-        whole = identifier.lower().strip("_")
+        whole = whole_word(identifier)
         parts = split_identifier(identifier)
         if whole and (len(parts) != 1 or parts[0] != whole):
             words.append(whole)

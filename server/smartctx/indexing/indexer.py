@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import hashlib
 import os
-import re
+import subprocess
 import threading
 import time
 from collections import Counter
@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from itertools import islice
 from pathlib import Path
 
-from smartctx.core.files import FileEntry, FileState, IndexedFile
+from smartctx.core.files import FileEntry, FileState, IndexedFile, line_offsets, span_digest
 from smartctx.core.model import Span, Symbol, SymbolKind
 from smartctx.indexing.scanner import (
     IgnoreRules,
@@ -49,10 +49,10 @@ FILES_PER_INITIAL_COMMIT = 1000
 # "racy clean" problem); such files are re-hashed instead of trusted.
 RACY_MARGIN_NS = 2_000_000_000
 
+GIT_TIMEOUT_S = 5
 # Parsed files handed to the store at a time inside one transaction.
 FILES_PER_WRITE = 200
 
-_NEWLINE = re.compile(b"\n")
 
 Progress = Callable[[int, int], None]
 
@@ -86,16 +86,8 @@ def build_indexed_file(
 ) -> IndexedFile:
     """Parse one file's bytes into what the store keeps: the module node first, then definitions."""
     result = parser.parse(data, language)
-    offsets = [0, *(match.end() for match in _NEWLINE.finditer(data))]
-    if offsets[-1] != len(data):
-        offsets.append(len(data))
+    offsets = line_offsets(data)
     line_count = max(1, len(offsets) - 1)
-    view = memoryview(data)
-
-    def lines_hash(span: Span) -> str:
-        end = min(span.end_line, len(offsets) - 1)
-        start = min(span.start_line - 1, end)
-        return hashlib.blake2b(view[offsets[start] : offsets[end]], digest_size=8).hexdigest()
 
     components = module_components(path)
     module = Symbol(
@@ -111,7 +103,9 @@ def build_indexed_file(
     return IndexedFile(
         entry=FileEntry(path, language, size, mtime_ns, content_hash(data), line_count, result.has_errors),
         symbols=symbols,
-        symbol_hashes=tuple(lines_hash(symbol.span) for symbol in symbols),
+        symbol_hashes=tuple(
+            span_digest(data, offsets, symbol.span.start_line, symbol.span.end_line) for symbol in symbols
+        ),
         references=result.references,
     )
 
@@ -123,6 +117,22 @@ def _reporting(
     for done, result in enumerate(results, start=1):
         yield result
         progress(done, total)
+
+
+def git_head(root: Path) -> str | None:
+    """The commit checked out in ``root``, or None outside git (or without git installed)."""
+    try:
+        result = subprocess.run(
+            ["git", "-C", str(root), "rev-parse", "--verify", "--quiet", "HEAD"],
+            capture_output=True,
+            text=True,
+            timeout=GIT_TIMEOUT_S,
+            check=False,
+        )
+    except (OSError, subprocess.SubprocessError):
+        return None
+    head = result.stdout.strip()
+    return head if result.returncode == 0 and head else None
 
 
 def _is_supported(path: str) -> bool:
@@ -234,7 +244,13 @@ class Indexer:
             self._write(results, deleted, unchanged_content, report)
         report.stage_seconds["parse+write"] = time.perf_counter() - parse_started
         self.finish_pending(report)
-        writer.set_meta([("scan_started_ns", str(scan_started_ns))])
+        writer.set_meta(
+            [
+                ("scan_started_ns", str(scan_started_ns)),
+                ("last_indexed", time.strftime("%Y-%m-%dT%H:%M:%S%z")),
+                ("git_head", git_head(self.root) or ""),
+            ]
+        )
         report.files_total = len(writer.known_files())
         report.seconds = time.perf_counter() - started
         return report

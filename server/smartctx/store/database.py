@@ -6,7 +6,7 @@ cache of the workspace, so the cure for any damage is to build it again (style.m
 
 from __future__ import annotations
 
-import logging
+import hashlib
 import sqlite3
 import time
 from dataclasses import dataclass
@@ -17,8 +17,6 @@ SCHEMA_VERSION = 1
 INDEX_FILE_NAME = f"index-v{SCHEMA_VERSION}.sqlite"
 FORMAT_TAG = "smartctx-index"
 BUSY_TIMEOUT_MS = 10_000
-
-log = logging.getLogger(__name__)
 
 
 class IndexUnavailableError(Exception):
@@ -62,7 +60,6 @@ def open_index(index_dir: Path, workspace_root: Path) -> OpenedIndex:
         if reason is None:
             return OpenedIndex(connect(path, read_only=False), path, None)
         _move_aside(path)
-        log.warning("rebuilding the index: %s", reason)
     try:
         connection = connect(path, read_only=False)
         _create_schema(connection, root_text)
@@ -84,6 +81,8 @@ def _problem_with(path: Path, root_text: str) -> str | None:
         return f"{path} is not a readable smartctx index ({error})"
     if rows.get("format") != FORMAT_TAG or rows.get("schema_version") != str(SCHEMA_VERSION):
         return f"{path} is not a smartctx v{SCHEMA_VERSION} index"
+    if rows.get("schema_digest") != _schema_digest():
+        return f"{path} was built by a development build with another schema"
     if rows.get("workspace_root") != root_text:
         return f"{path} indexes {rows.get('workspace_root')}, not {root_text}"
     return None
@@ -97,9 +96,19 @@ def _move_aside(path: Path) -> None:
             candidate.replace(candidate.with_name(f"{candidate.name}.broken-{stamp}"))
 
 
+def _schema_text() -> str:
+    return resources.files("smartctx.store").joinpath(f"schema_v{SCHEMA_VERSION}.sql").read_text("utf-8")
+
+
+def _schema_digest() -> str:
+    """A fingerprint of the exact schema text, so an index from a build with a different schema of
+    the same version number is rebuilt rather than half-understood."""
+    return hashlib.sha256(_schema_text().encode()).hexdigest()[:16]
+
+
 def _create_schema(connection: sqlite3.Connection, root_text: str) -> None:
     """Create every table and the meta rows in one transaction, so a crash leaves no half schema."""
-    schema = resources.files("smartctx.store").joinpath(f"schema_v{SCHEMA_VERSION}.sql").read_text("utf-8")
+    schema = _schema_text()
     connection.executescript(f"BEGIN IMMEDIATE;\n{schema}\nCOMMIT;")
     connection.execute("BEGIN IMMEDIATE")
     connection.executemany(
@@ -108,6 +117,7 @@ def _create_schema(connection: sqlite3.Connection, root_text: str) -> None:
             ("format", FORMAT_TAG),
             ("schema_version", str(SCHEMA_VERSION)),
             ("workspace_root", root_text),
+            ("schema_digest", _schema_digest()),
             ("scores_dirty", "0"),
         ],
     )

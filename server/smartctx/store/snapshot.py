@@ -7,7 +7,7 @@ see the index exactly as it was when the snapshot began while a writer carries o
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from types import TracebackType
@@ -16,6 +16,8 @@ from smartctx.core.model import SymbolKind
 from smartctx.store.database import connect
 
 _SEARCH_TERM = re.compile(r"[a-z0-9]+")
+# A term in more than this share of rows is too common to rank with (design.md §7 measured 0.5 to 2 %).
+MAX_TERM_DOCUMENT_SHARE = 0.02
 
 
 @dataclass(frozen=True, slots=True)
@@ -110,6 +112,7 @@ class IndexSnapshot:
 
     def __init__(self, index_path: Path) -> None:
         self._db = connect(index_path, read_only=True)
+        self._rows: int | None = None
         self._db.execute("BEGIN")
         # The first read fixes the snapshot; later writes by the indexer stay invisible to it.
         self._db.execute("SELECT count(*) FROM meta").fetchone()
@@ -154,6 +157,9 @@ class IndexSnapshot:
             ),
             scores_dirty=self.meta("scores_dirty") == "1",
         )
+
+    def stats_files(self) -> int:
+        return int(self._db.execute("SELECT count(*) FROM files").fetchone()[0])
 
     def file_paths(self) -> list[str]:
         return [path for (path,) in self._db.execute("SELECT path FROM files ORDER BY path")]
@@ -207,19 +213,66 @@ class IndexSnapshot:
             )
         return sorted(found, key=lambda e: (e.src_id, e.dst_id, e.kind))
 
-    def search(self, words: Sequence[str], limit: int) -> list[SearchHit]:
-        """Nodes matching any of ``words`` by BM25 (best first). Words are reduced to plain terms
-        here, so no text can form FTS5 query syntax."""
-        terms = sorted({term for word in words for term in _SEARCH_TERM.findall(word.lower())})
-        if not terms or limit <= 0:
+    def search(self, weighted_terms: Mapping[str, int], limit: int) -> list[SearchHit]:
+        """Nodes matching any term by BM25, best first; a term's weight repeats it in the query.
+
+        Terms are reduced to plain words here, so no text can form FTS5 query syntax. Terms found
+        in more than ``MAX_TERM_DOCUMENT_SHARE`` of rows are dropped (unless nothing else is left):
+        they rank nothing and cost most of the query time (design.md §7).
+        """
+        weights: dict[str, int] = {}
+        for word, weight in weighted_terms.items():
+            for term in _SEARCH_TERM.findall(word.lower()):
+                weights[term] = max(weights.get(term, 0), weight)
+        if not weights or limit <= 0:
             return []
-        query = " OR ".join(f'"{term}"' for term in terms)
+        counts = self.document_counts(weights)
+        rows = max(1, self.row_count())
+        present = {term: weight for term, weight in weights.items() if counts.get(term)}
+        common = {term for term in present if counts[term] > MAX_TERM_DOCUMENT_SHARE * rows}
+        chosen = {term: weight for term, weight in present.items() if term not in common} or present
+        if not chosen:
+            return []
+        query = " OR ".join(f'"{term}"' for term, weight in sorted(chosen.items()) for _ in range(weight))
         return [
             SearchHit(int(rowid), -float(rank))
             for rowid, rank in self._db.execute(
-                "SELECT rowid, bm25(search, 10.0, 4.0, 2.0, 1.0, 2.0) AS rank FROM search"
-                " WHERE search MATCH ? ORDER BY rank, rowid LIMIT ?",
+                "SELECT rowid, rank FROM (SELECT rowid, bm25(search, 10.0, 4.0, 2.0, 1.0, 2.0) AS rank"
+                " FROM search WHERE search MATCH ?) ORDER BY rank, rowid LIMIT ?",
                 (query, limit),
+            )
+        ]
+
+    def document_counts(self, terms: Iterable[str]) -> dict[str, int]:
+        wanted = sorted(set(terms))
+        if not wanted:
+            return {}
+        marks = ",".join("?" * len(wanted))
+        return dict(self._db.execute(f"SELECT term, doc FROM search_vocab WHERE term IN ({marks})", wanted))
+
+    def row_count(self) -> int:
+        if self._rows is None:
+            self._rows = int(self._db.execute("SELECT count(*) FROM nodes").fetchone()[0])
+        return self._rows
+
+    def innermost_node_at(self, path: str, line: int) -> NodeRow | None:
+        """The smallest definition whose span holds ``line`` (the module node if none does)."""
+        row = self._db.execute(
+            f"SELECT {_NODE_COLUMNS} FROM {_NODE_FROM}"
+            " WHERE f.path = ? AND n.start_line <= ? AND n.end_line >= ?"
+            " ORDER BY (n.end_line - n.start_line), n.id LIMIT 1",
+            (path, line, line),
+        ).fetchone()
+        return None if row is None else _node(row)
+
+    def paths_ending_with(self, suffix: str) -> list[str]:
+        """Indexed paths equal to ``suffix`` or ending with ``/suffix`` (a path named in a task)."""
+        tail = "/" + suffix
+        return [
+            path
+            for (path,) in self._db.execute(
+                "SELECT path FROM files WHERE path = ? OR substr(path, ?) = ? ORDER BY path",
+                (suffix, -len(tail), tail),
             )
         ]
 

@@ -1,0 +1,73 @@
+"""The context pack as JSON (design.md §4): camelCase keys, 1-based inclusive lines.
+
+The one place a pack becomes wire data; the CLI prints it and the language server sends it.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from smartctx.core.context import ContextPack
+
+
+def pack_to_wire(pack: ContextPack) -> dict[str, Any]:
+    return {
+        "taskDescription": pack.task_description,
+        "bodies": [
+            {
+                "id": body.id,
+                "kind": body.kind,
+                "name": body.name,
+                "qualifiedName": body.qualified_name,
+                "language": body.language,
+                "filePath": body.file_path,
+                "startLine": body.start_line,
+                "endLine": body.end_line,
+                "citation": body.citation,
+                "score": body.score,
+                "scoreParts": body.score_parts,
+                "source": body.source,
+                "tokens": body.tokens,
+                "recentPRs": [],
+            }
+            for body in pack.bodies
+        ],
+        "summaries": [
+            {
+                "id": summary.id,
+                "kind": summary.kind,
+                "name": summary.name,
+                "qualifiedName": summary.qualified_name,
+                "filePath": summary.file_path,
+                "startLine": summary.start_line,
+                "endLine": summary.end_line,
+                "citation": summary.citation,
+                "signature": summary.signature,
+                "doc": summary.doc,
+                "score": summary.score,
+                "tokens": summary.tokens,
+            }
+            for summary in pack.summaries
+        ],
+        "subgraph": {
+            "nodes": list(pack.subgraph_nodes),
+            "edges": [{"from": e.source, "to": e.target, "kind": e.kind} for e in pack.subgraph_edges],
+        },
+        "tokensUsed": pack.tokens_used,
+        "budgetTokens": pack.budget_tokens,
+        "trimmed": pack.trimmed,
+        "notFound": pack.not_found,
+        "text": pack.text,
+        "metadata": {
+            "tokenizer": pack.tokenizer,
+            "timingsMs": pack.timings_ms,
+            "freshness": {
+                "indexedFiles": pack.freshness.indexed_files,
+                "pendingFiles": pack.freshness.pending_files,
+                "lastUpdate": pack.freshness.last_update,
+                "gitHead": pack.freshness.git_head,
+                "dirty": pack.freshness.dirty,
+            },
+            "warnings": [{"code": w.code, "nodeId": w.node_id, "message": w.message} for w in pack.warnings],
+        },
+    }

@@ -1,0 +1,76 @@
+"""Stage 4: choose which ranked items become bodies and which summaries.
+
+The ranked list is capped; no single file may take every body slot; a symbol the task names
+verbatim gets a body slot even when it ranks lower; an item inside a chosen body is not repeated.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from smartctx.retrieval.score import ScoredNode
+
+MAX_BODIES_PER_FILE = 2
+# Summaries per file before other files get their turn; the rest fill in after.
+SUMMARIES_PER_FILE_FIRST_PASS = 4
+
+
+@dataclass(frozen=True)
+class Selection:
+    bodies: tuple[ScoredNode, ...]
+    summaries: tuple[ScoredNode, ...]
+
+
+def diversify(
+    ranked: Sequence[ScoredNode],
+    ranked_cap: int,
+    max_bodies: int,
+    max_summaries: int,
+    named: frozenset[int],
+) -> Selection:
+    capped = list(ranked[:ranked_cap])
+    best_named = next((item for item in ranked if item.node.id in named), None)
+    if best_named is not None and best_named not in capped:
+        capped.append(best_named)
+    bodies: list[ScoredNode] = []
+    per_file: Counter[str] = Counter()
+
+    def take_body(item: ScoredNode) -> None:
+        bodies.append(item)
+        per_file[item.node.path] += 1
+
+    if best_named is not None and max_bodies > 0:
+        take_body(best_named)
+    for item in capped:
+        if len(bodies) >= max_bodies:
+            break
+        if item in bodies or per_file[item.node.path] >= MAX_BODIES_PER_FILE:
+            continue
+        if any(_overlaps(item, body) for body in bodies):
+            continue
+        take_body(item)
+    bodies.sort(key=lambda item: (-item.score, item.node.id))
+    rest = [item for item in capped if item not in bodies and not any(_inside(item, body) for body in bodies)]
+    summaries: list[ScoredNode] = []
+    shown: Counter[str] = Counter()
+    for item in rest:
+        if len(summaries) < max_summaries and shown[item.node.path] < SUMMARIES_PER_FILE_FIRST_PASS:
+            summaries.append(item)
+            shown[item.node.path] += 1
+    for item in rest:
+        if len(summaries) < max_summaries and item not in summaries:
+            summaries.append(item)
+    summaries.sort(key=lambda item: (-item.score, item.node.id))
+    return Selection(tuple(bodies), tuple(summaries))
+
+
+def _inside(item: ScoredNode, outer: ScoredNode) -> bool:
+    a, b = item.node, outer.node
+    return a.path == b.path and b.start_line <= a.start_line and a.end_line <= b.end_line
+
+
+def _overlaps(item: ScoredNode, other: ScoredNode) -> bool:
+    a, b = item.node, other.node
+    return a.path == b.path and a.start_line <= b.end_line and b.start_line <= a.end_line

@@ -1,0 +1,117 @@
+"""``build_context``: search → expand → score → diversify → pack → cite, each stage timed.
+
+Pure composition over a read-only snapshot: the same index and the same request give a
+byte-identical pack. ``should_cancel`` is checked between stages, so a cancelled request stops at
+the next stage boundary.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+
+from smartctx.core.context import (
+    ContextPack,
+    ContextRequest,
+    Freshness,
+    InvalidRequestError,
+    SubgraphEdge,
+)
+from smartctx.core.tokens import TokenCounter
+from smartctx.retrieval.cite import cite
+from smartctx.retrieval.diversify import diversify
+from smartctx.retrieval.expand import expand
+from smartctx.retrieval.pack import node_id, pack
+from smartctx.retrieval.query import parse_task
+from smartctx.retrieval.score import score
+from smartctx.retrieval.search import search
+from smartctx.retrieval.sources import SourceReader
+from smartctx.store.snapshot import IndexSnapshot
+
+MAX_TASK_CHARS = 100_000
+
+
+class CancelledError(Exception):
+    """The caller cancelled the request; raised at the next stage boundary."""
+
+
+def build_context(
+    request: ContextRequest,
+    snapshot: IndexSnapshot,
+    counter: TokenCounter,
+    sources: SourceReader,
+    *,
+    pending_files: int = 0,
+    should_cancel: Callable[[], bool] | None = None,
+) -> ContextPack:
+    options = request.options
+    if options.include_prs or options.include_impact:
+        raise InvalidRequestError(
+            "includePRs and includeImpact are not available yet (they arrive with the history feature); "
+            "leave them false"
+        )
+    if counter.name != options.tokenizer:
+        raise InvalidRequestError(
+            f"this request asks for tokenizer {options.tokenizer}, the counter is {counter.name}"
+        )
+    timings: dict[str, float] = {}
+    clock = time.perf_counter()
+
+    def stage(name: str) -> None:
+        nonlocal clock
+        now = time.perf_counter()
+        timings[name] = round((now - clock) * 1000, 3)
+        clock = now
+        if should_cancel is not None and should_cancel():
+            raise CancelledError(f"cancelled after {name}")
+
+    task = parse_task(request.task[:MAX_TASK_CHARS])
+    found = search(snapshot, task, options.candidate_limit)
+    stage("search")
+    strongest = max(found.lexical.values(), default=1.0)
+    seeds = dict(found.lexical)
+    for forced in found.named | found.framed:
+        seeds[forced] = max(seeds.get(forced, 0.0), strongest)
+    expansion = expand(snapshot, seeds, found.nodes, options.hop_depth, options.hop_frontier_cap)
+    stage("expand")
+    ranked = score(found, expansion, request.focus, tests_wanted=task.mentions_tests)
+    stage("score")
+    selection = diversify(ranked, options.ranked_cap, options.max_bodies, options.max_summaries, found.named)
+    stage("diversify")
+    packed = pack(selection, request.task, options.budget_tokens, counter, sources, options.include_blobs)
+    stage("pack")
+    warnings = [*packed.warnings, *cite(packed.bodies, packed.summaries)]
+    stage("cite")
+    packed_ids = {item.id for item in packed.bodies} | {item.id for item in packed.summaries}
+    internal = {node.id: node_id(node) for node in expansion.nodes.values() if node_id(node) in packed_ids}
+    return ContextPack(
+        task_description=request.task,
+        bodies=tuple(packed.bodies),
+        summaries=tuple(packed.summaries),
+        subgraph_nodes=tuple(sorted(set(internal.values()))),
+        subgraph_edges=tuple(
+            sorted(
+                {
+                    SubgraphEdge(internal[e.src_id], internal[e.dst_id], e.kind)
+                    for e in expansion.edges
+                    if e.src_id in internal and e.dst_id in internal and e.src_id != e.dst_id
+                },
+                key=lambda e: (e.source, e.target, e.kind),
+            )
+        ),
+        tokens_used=packed.tokens_used,
+        budget_tokens=options.budget_tokens,
+        trimmed=packed.trimmed,
+        not_found=not ranked,
+        tokenizer=counter.name,
+        timings_ms=timings,
+        freshness=Freshness(
+            indexed_files=snapshot.stats_files(),
+            pending_files=pending_files,
+            last_update=snapshot.meta("last_indexed"),
+            git_head=snapshot.meta("git_head") or None,
+            dirty=None,
+        ),
+        warnings=tuple(warnings),
+        text=packed.text,
+    )

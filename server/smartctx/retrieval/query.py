@@ -1,0 +1,299 @@
+"""Understanding the task text: prose, code, tracebacks, paths and dotted names, mixed.
+
+The result is a set of weighted search words plus the exact things the task names (identifiers,
+files, stack frames). Every input string is valid: the parser only ever extracts; nothing it returns
+is query syntax, so hostile text cannot raise.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+
+from smartctx.core.identifiers import split_identifier, whole_word
+
+# How much more a word counts by where it appeared. A plain prose word is 1.
+IDENTIFIER_WEIGHT = 3
+CODE_SPAN_WEIGHT = 3
+DOTTED_NAME_WEIGHT = 3
+FILE_PATH_WEIGHT = 2
+SPLIT_PART_WEIGHT = 1
+# Words longer than this are data (hashes, base64), not names.
+MAX_WORD_CHARS = 60
+# Bounds that keep a 20k-character log from turning into a 5k-term query.
+MAX_TERMS = 64
+MAX_NAMED = 64
+
+STOPWORDS = frozenset(
+    [
+        "a",
+        "about",
+        "above",
+        "after",
+        "again",
+        "against",
+        "all",
+        "also",
+        "am",
+        "an",
+        "and",
+        "any",
+        "are",
+        "as",
+        "at",
+        "be",
+        "because",
+        "been",
+        "before",
+        "being",
+        "below",
+        "between",
+        "both",
+        "but",
+        "by",
+        "can",
+        "could",
+        "did",
+        "do",
+        "does",
+        "doing",
+        "done",
+        "down",
+        "during",
+        "each",
+        "else",
+        "even",
+        "ever",
+        "every",
+        "few",
+        "for",
+        "from",
+        "further",
+        "get",
+        "gets",
+        "got",
+        "had",
+        "has",
+        "have",
+        "having",
+        "he",
+        "her",
+        "here",
+        "hers",
+        "him",
+        "his",
+        "how",
+        "i",
+        "if",
+        "in",
+        "into",
+        "is",
+        "it",
+        "its",
+        "itself",
+        "just",
+        "like",
+        "make",
+        "makes",
+        "me",
+        "more",
+        "most",
+        "much",
+        "must",
+        "my",
+        "need",
+        "needs",
+        "no",
+        "nor",
+        "not",
+        "now",
+        "of",
+        "off",
+        "on",
+        "once",
+        "one",
+        "only",
+        "or",
+        "other",
+        "our",
+        "out",
+        "over",
+        "own",
+        "same",
+        "see",
+        "seems",
+        "she",
+        "should",
+        "so",
+        "some",
+        "such",
+        "than",
+        "that",
+        "the",
+        "their",
+        "them",
+        "then",
+        "there",
+        "these",
+        "they",
+        "this",
+        "those",
+        "through",
+        "to",
+        "too",
+        "under",
+        "until",
+        "up",
+        "us",
+        "use",
+        "used",
+        "using",
+        "very",
+        "via",
+        "want",
+        "was",
+        "way",
+        "we",
+        "well",
+        "were",
+        "what",
+        "when",
+        "where",
+        "which",
+        "while",
+        "who",
+        "whom",
+        "why",
+        "will",
+        "with",
+        "would",
+        "yet",
+        "you",
+        "your",
+        "issue",
+        "bug",
+        "error",
+        "problem",
+        "fix",
+        "fixed",
+        "fails",
+        "failing",
+        "expected",
+        "actual",
+        "instead",
+        "trying",
+        "tried",
+        "works",
+        "work",
+        "example",
+        "following",
+        "currently",
+        "case",
+        "cases",
+        "behaviour",
+        "behavior",
+        "version",
+        "thanks",
+        "hi",
+        "hello",
+        "please",
+    ]
+)
+
+_FRAME_PYTHON = re.compile(r'File "([^"\n]{1,400})", line (\d{1,7})')
+_FRAME_GENERIC = re.compile(r"([\w./\\-]{1,300}\.[A-Za-z]{1,5}):(\d{1,7})(?::\d+)?")
+_SOURCE_SUFFIXES = "py|pyi|js|jsx|mjs|ts|tsx|go|rs|java|c|h|cc|cpp|hpp|cs|rb|php|kt|scala|sh|lua"
+_FILE_PATH = re.compile(rf"(?<![\w/.])((?:[\w.-]+/)*[\w-]+\.(?:{_SOURCE_SUFFIXES}))\b")
+_DOTTED = re.compile(r"\b([A-Za-z_]\w*(?:\.[A-Za-z_]\w*)+)\b")
+_CODE_SPAN = re.compile(r"`([^`\n]{1,400})`")
+_CODE_BLOCK = re.compile(r"```[^\n]*\n(.*?)(?:```|\Z)", re.DOTALL)
+_IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+
+
+@dataclass(frozen=True)
+class Frame:
+    path: str
+    line: int
+
+
+@dataclass(frozen=True)
+class ParsedTask:
+    """What the retrieval stages need from the task text."""
+
+    words: dict[str, int]
+    identifiers: tuple[str, ...]
+    dotted_names: tuple[str, ...]
+    file_paths: tuple[str, ...]
+    frames: tuple[Frame, ...]
+    mentions_tests: bool = field(default=False)
+
+
+def _looks_like_identifier(word: str) -> bool:
+    """A name from code rather than prose: snake_case, camelCase, CAPS, dunder or with digits."""
+    if "_" in word or any(ch.isdigit() for ch in word):
+        return True
+    return any(ch.isupper() for ch in word[1:]) or (word.isupper() and len(word) > 1)
+
+
+def parse_task(text: str) -> ParsedTask:
+    """Extract weighted words and the exact names, files and frames the task mentions."""
+    words: dict[str, int] = {}
+
+    def add(word: str, weight: int) -> None:
+        lowered = word.lower().strip("_")
+        if not lowered or len(lowered) > MAX_WORD_CHARS or lowered in STOPWORDS or lowered.isdigit():
+            return
+        if len(lowered) == 1:
+            return
+        words[lowered] = max(words.get(lowered, 0), weight)
+
+    def add_identifier(identifier: str, weight: int) -> None:
+        add(whole_word(identifier), weight)
+        for part in split_identifier(identifier):
+            add(part, SPLIT_PART_WEIGHT if len(split_identifier(identifier)) > 1 else weight)
+
+    frames = tuple(
+        Frame(_normalise_path(path), int(line))
+        for path, line in [*_FRAME_PYTHON.findall(text), *_FRAME_GENERIC.findall(text)]
+    )
+    code_text = " ".join([*_CODE_SPAN.findall(text), *_CODE_BLOCK.findall(text)])
+    file_paths = _unique(_normalise_path(p) for p in _FILE_PATH.findall(text))
+    dotted = _unique(
+        name for name in _DOTTED.findall(text) if not _FILE_PATH.fullmatch(name) and not name[0].isdigit()
+    )
+    identifiers: list[str] = []
+    for word in _IDENTIFIER.findall(text):
+        if _looks_like_identifier(word):
+            identifiers.append(word)
+            add_identifier(word, IDENTIFIER_WEIGHT)
+        else:
+            add(word, 1)
+    for word in _IDENTIFIER.findall(code_text):
+        identifiers.append(word)
+        add_identifier(word, CODE_SPAN_WEIGHT)
+    for name in dotted:
+        for component in name.split("."):
+            identifiers.append(component)
+            add_identifier(component, DOTTED_NAME_WEIGHT)
+    for path in file_paths:
+        for component in re.split(r"[/.]", path.rsplit(".", 1)[0]):
+            add_identifier(component, FILE_PATH_WEIGHT)
+    strongest = sorted(words.items(), key=lambda item: (-item[1], item[0]))[:MAX_TERMS]
+    lowered_text = text.lower()
+    return ParsedTask(
+        words=dict(strongest),
+        identifiers=_unique(identifiers)[:MAX_NAMED],
+        dotted_names=dotted[:MAX_NAMED],
+        file_paths=file_paths[:MAX_NAMED],
+        frames=frames[:MAX_NAMED],
+        mentions_tests="test" in lowered_text,
+    )
+
+
+def _normalise_path(path: str) -> str:
+    return path.replace("\\", "/").lstrip("./")
+
+
+def _unique(items: Iterable[str]) -> tuple[str, ...]:
+    return tuple(dict.fromkeys(item for item in items if item))

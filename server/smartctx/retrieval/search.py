@@ -1,0 +1,104 @@
+"""Stage 1: find the candidates, lexically and by exact mention.
+
+Three kinds of evidence come out of the task text: BM25 over the symbol index (with whole-file
+evidence summed from the same hits), symbols the task names verbatim, and definitions that enclose
+a stack frame or sit in a file the task names.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from dataclasses import dataclass
+
+from smartctx.core.model import SymbolKind
+from smartctx.retrieval.query import ParsedTask
+from smartctx.store.snapshot import IndexSnapshot, NodeRow
+
+# Hits read to judge files as a whole; more than the candidates, since a file matters when many
+# of its symbols match a little, not only when one matches a lot.
+FILE_EVIDENCE_HITS = 600
+# A file's evidence is the sum of its best this-many hits, so a huge file cannot win on size alone.
+FILE_EVIDENCE_TOP = 5
+# A name with more definitions than this (``get``, ``save``) says nothing about which one is meant.
+MAX_DEFINITIONS_PER_NAMED = 12
+# How many matching indexed files a path named in the task may stand for.
+MAX_FILES_PER_MENTION = 3
+
+
+@dataclass(frozen=True)
+class SearchResult:
+    lexical: dict[int, float]
+    file_evidence: dict[str, float]
+    # Symbols the task names verbatim, by name or by a dotted path (``QuerySet.bulk_create``);
+    # ``named_exactly`` holds the dotted-path matches, the most specific mentions.
+    named: frozenset[int]
+    named_exactly: frozenset[int]
+    framed: frozenset[int]
+    mentioned_files: frozenset[str]
+    nodes: dict[int, NodeRow]
+
+
+def search(snapshot: IndexSnapshot, task: ParsedTask, candidate_limit: int) -> SearchResult:
+    hits = snapshot.search(task.words, max(FILE_EVIDENCE_HITS, candidate_limit))
+    nodes = {node.id: node for node in snapshot.nodes(hit.node_id for hit in hits)}
+    per_file: dict[str, list[float]] = defaultdict(list)
+    for hit in hits:
+        node = nodes.get(hit.node_id)
+        if node is not None:
+            per_file[node.path].append(hit.bm25)
+    file_evidence = {
+        path: sum(sorted(scores, reverse=True)[:FILE_EVIDENCE_TOP]) for path, scores in per_file.items()
+    }
+    lexical = {
+        hit.node_id: hit.bm25
+        for hit in hits
+        if hit.node_id in nodes and nodes[hit.node_id].kind is not SymbolKind.MODULE
+    }
+    lexical = dict(sorted(lexical.items(), key=lambda item: (-item[1], item[0]))[:candidate_limit])
+
+    named: set[int] = set()
+    dotted_matches: set[int] = set()
+    for identifier in task.identifiers:
+        definitions = [n for n in snapshot.nodes_named(identifier) if n.kind is not SymbolKind.MODULE]
+        if 0 < len(definitions) <= MAX_DEFINITIONS_PER_NAMED:
+            named.update(n.id for n in definitions)
+            nodes.update((n.id, n) for n in definitions)
+    for dotted in task.dotted_names:
+        owner, _, name = dotted.rpartition(".")
+        suffix = f"{owner.rpartition('.')[2]}.{name}"
+        definitions = [n for n in snapshot.nodes_named(name) if n.qualified_name.endswith(suffix)]
+        if 0 < len(definitions) <= MAX_DEFINITIONS_PER_NAMED:
+            named.update(n.id for n in definitions)
+            dotted_matches.update(n.id for n in definitions)
+            nodes.update((n.id, n) for n in definitions)
+
+    mentioned: set[str] = set()
+    for path in task.file_paths:
+        mentioned.update(_indexed_paths(snapshot, path))
+    framed: set[int] = set()
+    for frame in task.frames:
+        for path in _indexed_paths(snapshot, frame.path):
+            mentioned.add(path)
+            node = snapshot.innermost_node_at(path, frame.line)
+            if node is not None and node.kind is not SymbolKind.MODULE:
+                framed.add(node.id)
+                nodes[node.id] = node
+    return SearchResult(
+        lexical,
+        file_evidence,
+        frozenset(named),
+        frozenset(dotted_matches),
+        frozenset(framed),
+        frozenset(mentioned),
+        nodes,
+    )
+
+
+def _indexed_paths(snapshot: IndexSnapshot, path: str) -> list[str]:
+    """Indexed files a path from the task stands for: the longest suffix of it that matches."""
+    parts = [part for part in path.split("/") if part and part not in {".", ".."}]
+    for start in range(len(parts)):
+        matches = snapshot.paths_ending_with("/".join(parts[start:]))
+        if matches:
+            return matches if len(matches) <= MAX_FILES_PER_MENTION else []
+    return []

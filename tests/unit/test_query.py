@@ -1,0 +1,60 @@
+"""Task text of every shape parses into weighted words and the exact things it names."""
+
+from __future__ import annotations
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from smartctx.retrieval.query import Frame, parse_task
+from smartctx.retrieval.redact import redact
+
+
+def test_identifiers_weigh_more_than_prose() -> None:
+    task = parse_task("The HttpResponseRedirect in `get_queryset` breaks when the cache is cold")
+    assert task.words["httpresponseredirect"] > task.words["cache"]
+    assert task.words["getqueryset"] > task.words["cold"]
+    assert {"http", "response", "redirect", "queryset"} <= set(task.words)
+    assert "the" not in task.words and "when" not in task.words
+    assert "HttpResponseRedirect" in task.identifiers and "get_queryset" in task.identifiers
+
+
+def test_frames_paths_and_dotted_names() -> None:
+    task = parse_task(
+        "Traceback:\n"
+        '  File "/usr/lib/python3/site-packages/django/db/models/query.py", line 812, in bulk_create\n'
+        "see django/forms/fields.py and models.Field.get_db_prep_value; also src/app.ts:14:3"
+    )
+    assert Frame("usr/lib/python3/site-packages/django/db/models/query.py", 812) in task.frames
+    assert Frame("src/app.ts", 14) in task.frames
+    assert "django/forms/fields.py" in task.file_paths
+    assert "models.Field.get_db_prep_value" in task.dotted_names
+
+
+def test_tests_are_wanted_only_when_mentioned() -> None:
+    assert parse_task("flaky test for the parser").mentions_tests
+    assert not parse_task("the parser drops comments").mentions_tests
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.text(max_size=2000))
+def test_any_text_parses(text: str) -> None:
+    task = parse_task(text)
+    assert all(isinstance(word, str) and weight > 0 for word, weight in task.words.items())
+
+
+def test_a_huge_log_stays_a_bounded_query() -> None:
+    log = "\n".join(f"ERROR worker_{n} failed at step{n} with code {n}" for n in range(3000))
+    task = parse_task(log)
+    assert len(task.words) <= 64 and len(task.identifiers) <= 64
+
+
+def test_redaction_keeps_line_breaks() -> None:
+    text = "a = 1\n-----BEGIN RSA PRIVATE KEY-----\nMIIB\nabc\n-----END RSA PRIVATE KEY-----\nb = 2\n"
+    redacted, count = redact(text)
+    assert count == 1
+    assert redacted.count("\n") == text.count("\n")
+    assert "MIIB" not in redacted
+
+
+def test_plain_values_are_not_redacted() -> None:
+    assert redact('password = "changeme"\ntoken = ""\n')[1] == 0
