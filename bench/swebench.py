@@ -33,6 +33,8 @@ from smartctx.core.context import ContextOptions, ContextRequest
 from smartctx.core.model import SymbolKind
 from smartctx.core.tokens import TokenCounter
 from smartctx.indexing.indexer import IndexConfig, Indexer
+from smartctx.indexing.sources import WorkspaceSources
+from smartctx.retrieval.pipeline import build_context
 from smartctx.store.index_store import IndexStore
 from smartctx.store.snapshot import IndexSnapshot
 from swebench_baselines import WholeFileBaseline, seed_recipe
@@ -48,11 +50,6 @@ from swebench_scoring import (
     score_pack,
     share_within,
 )
-
-try:
-    from smartctx.retrieval.pipeline import build_context
-except ImportError:  # The pipeline is not written yet: the baselines still run.
-    build_context = None
 
 BENCH_DIR = Path(__file__).resolve().parent
 DEFAULT_DATA = BENCH_DIR.parent.parent / "shared" / "bench" / "swe_lite.jsonl"
@@ -109,25 +106,13 @@ def _scoring_name(kind: str, qualified_name: str) -> str:
     return MODULE_NAME if kind == SymbolKind.MODULE.value else qualified_name
 
 
-class TreeSources:
-    """The pipeline's view of the checked-out files. The bench indexes right after each checkout and
-    nothing edits the tree, so no definition has moved since indexing and ``locate`` finds nothing."""
-
-    def __init__(self, root: Path) -> None:
-        self.root = root
-
-    def read(self, path: str) -> bytes | None:
-        try:
-            return (self.root / path).read_bytes()
-        except OSError:
-            return None
-
-    def locate(self, path: str, kind: str, qualified_name: str) -> tuple[int, int] | None:
-        return None
-
-
 def run_smartctx(
-    task: str, snapshot: IndexSnapshot, sources: TreeSources, budget: int, counter: TokenCounter, gold: Gold
+    task: str,
+    snapshot: IndexSnapshot,
+    sources: WorkspaceSources,
+    budget: int,
+    counter: TokenCounter,
+    gold: Gold,
 ) -> Result:
     request = ContextRequest(task=task, options=ContextOptions(budget_tokens=budget))
     started = time.perf_counter()
@@ -147,7 +132,12 @@ def run_smartctx(
 
 
 def run_smartctx_or_miss(
-    task: str, snapshot: IndexSnapshot, sources: TreeSources, budget: int, counter: TokenCounter, gold: Gold
+    task: str,
+    snapshot: IndexSnapshot,
+    sources: WorkspaceSources,
+    budget: int,
+    counter: TokenCounter,
+    gold: Gold,
 ) -> Result:
     """``run_smartctx``, with a pipeline failure scored as an empty pack (a miss on every count) and
     its traceback printed, so one bad instance neither ends a long run nor drops out of the mean."""
@@ -175,6 +165,17 @@ def gold_in_index(snapshot: IndexSnapshot, gold: Gold) -> float:
     return found / len(gold.functions) if gold.functions else math.nan
 
 
+@dataclass(frozen=True)
+class Workspace:
+    """One repository's work tree and everything kept across its instances."""
+
+    tree: Path
+    store: IndexStore
+    indexer: Indexer
+    sources: WorkspaceSources
+    baseline_a: WholeFileBaseline
+
+
 class Bench:
     """Runs every selected instance and keeps the rows."""
 
@@ -182,14 +183,11 @@ class Bench:
         self.args = args
         self.budgets: tuple[int, ...] = args.budgets
         self.counter = TokenCounter("o200k_base")
-        self.systems = SYSTEMS if build_context is not None else SYSTEMS[1:]
         self.rows: list[dict[str, Any]] = []
         self.skipped: list[dict[str, str]] = []
         self.repos: dict[str, dict[str, Any]] = {}
 
     def run(self, instances: list[dict[str, Any]]) -> None:
-        if build_context is None:
-            print("smartctx.retrieval.pipeline is not there yet: running the baselines only", flush=True)
         for repo, group in groupby(instances, key=lambda row: str(row["repo"])):
             self.run_repo(repo, list(group))
             self.write()
@@ -205,12 +203,17 @@ class Bench:
             return
         index_dir = self.args.index_root / short_name(repo)
         store = IndexStore(tree, index_dir)
-        indexer = Indexer(tree, store, IndexConfig())
-        baseline_a = WholeFileBaseline(self.counter.count)
+        workspace = Workspace(
+            tree,
+            store,
+            Indexer(tree, store, IndexConfig()),
+            WorkspaceSources(tree),
+            WholeFileBaseline(self.counter.count),
+        )
         try:
             for instance in instances:
                 try:
-                    self.rows.append(self.run_instance(instance, tree, store, indexer, baseline_a))
+                    self.rows.append(self.run_instance(instance, workspace))
                 except Exception as error:
                     # A checkout or index update that fails is reported and the run goes on; the
                     # traceback shows whether the bench or the indexer is at fault.
@@ -226,18 +229,12 @@ class Bench:
         finally:
             store.close()
 
-    def run_instance(
-        self,
-        instance: dict[str, Any],
-        tree: Path,
-        store: IndexStore,
-        indexer: Indexer,
-        baseline_a: WholeFileBaseline,
-    ) -> dict[str, Any]:
+    def run_instance(self, instance: dict[str, Any], workspace: Workspace) -> dict[str, Any]:
+        tree, store, baseline_a = workspace.tree, workspace.store, workspace.baseline_a
         started = time.perf_counter()
         excluded = checkout(tree, instance["base_commit"])
         checkout_s = time.perf_counter() - started
-        report = indexer.reconcile()
+        report = workspace.indexer.reconcile()
         gold = Gold.from_instance(instance)
         task = str(instance["problem_statement"])
         results: dict[str, Result] = {}
@@ -249,10 +246,9 @@ class Bench:
             ranked = baseline_a.rank(task)
             rank_ms = (time.perf_counter() - started) * 1000
             for budget in self.budgets:
-                if build_context is not None:
-                    results[f"smartctx@{budget}"] = run_smartctx_or_miss(
-                        task, snapshot, TreeSources(tree), budget, self.counter, gold
-                    )
+                results[f"smartctx@{budget}"] = run_smartctx_or_miss(
+                    task, snapshot, workspace.sources, budget, self.counter, gold
+                )
                 started = time.perf_counter()
                 pack = baseline_a.pack(ranked, budget)
                 pack_ms = (time.perf_counter() - started) * 1000
@@ -297,7 +293,7 @@ class Bench:
         the smallest budget."""
         budget = min(self.budgets)
         marks = []
-        for system in self.systems:
+        for system in SYSTEMS:
             result = row["results"][f"{system}@{budget}"]
             hits = "".join(
                 mark if result[field] else "."
@@ -312,7 +308,7 @@ class Bench:
 
     def summary(self) -> dict[str, dict[str, Any]]:
         summary: dict[str, dict[str, Any]] = {}
-        for system in self.systems:
+        for system in SYSTEMS:
             for budget in self.budgets:
                 name = f"{system}@{budget}"
                 results = [row["results"][name] for row in self.rows]
@@ -331,7 +327,7 @@ class Bench:
                 "limit": self.args.limit,
                 "repos": self.args.repo,
                 "budgets": list(self.budgets),
-                "systems": list(self.systems),
+                "systems": list(SYSTEMS),
             },
             "summary": self.summary(),
             "bm25_file_acc": {

@@ -80,10 +80,6 @@ class Gold:
             ),
         )
 
-    @property
-    def empty(self) -> bool:
-        return not self.files
-
     def changed_lines(self) -> set[tuple[str, int]]:
         return {(path, line) for path, start, end in self.changed for line in range(start, end + 1)}
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 from dataclasses import dataclass
+from itertools import accumulate
 
 from smartctx.core.model import Reference, Symbol
 
@@ -43,11 +44,10 @@ class FileState:
 def line_offsets(data: bytes) -> list[int]:
     """Byte offset where each line starts, plus the end of the data: line n (1-based) is
     ``data[offsets[n - 1]:offsets[n]]``, its newline included."""
-    offsets = [0]
-    position = data.find(b"\n")
-    while position != -1:
-        offsets.append(position + 1)
-        position = data.find(b"\n", position + 1)
+    offsets = [0, *accumulate(len(part) + 1 for part in data.split(b"\n"))]
+    # The last part has no newline after it: either it is empty (the data ends with one) or the
+    # data ends there.
+    offsets.pop()
     if offsets[-1] != len(data):
         offsets.append(len(data))
     return offsets

@@ -208,21 +208,28 @@ def _current_source(
 def _cut_to_fit(
     item: ScoredNode, index: int, start: int, text: str, room: int, counter: TokenCounter
 ) -> tuple[str, int, int, str] | None:
-    """The longest line prefix of the body whose block fits in ``room`` tokens (binary search)."""
+    """The longest line prefix of the body whose block fits in ``room`` tokens.
+
+    Per-line counts give a first guess (lines end in newlines, so they rarely merge into shared
+    tokens); the guess is then checked with an exact count of the whole block and shortened until it
+    fits, so the figure reported is always the real one.
+    """
     lines = text.splitlines(keepends=True)
-    best: tuple[str, int, int, str] | None = None
-    low, high = MIN_CUT_LINES, len(lines) - 1
-    while low <= high:
-        middle = (low + high) // 2
-        prefix = "".join(lines[:middle])
-        block = body_block(index, item, start, start + middle - 1, prefix, cut=True)
+    overhead = counter.count(body_block(index, item, start, start, "", cut=True))
+    keep, spent = 0, overhead
+    for line in lines[:-1]:
+        spent += counter.count(line)
+        if spent > room:
+            break
+        keep += 1
+    while keep >= MIN_CUT_LINES:
+        prefix = "".join(lines[:keep])
+        block = body_block(index, item, start, start + keep - 1, prefix, cut=True)
         tokens = counter.count(block)
         if tokens <= room:
-            best = (block, tokens, start + middle - 1, prefix)
-            low = middle + 1
-        else:
-            high = middle - 1
-    return best
+            return block, tokens, start + keep - 1, prefix
+        keep -= max(1, (tokens - room) // 4)
+    return None
 
 
 def _body_item(item: ScoredNode, start: int, end: int, text: str, tokens: int) -> BodyItem:

@@ -40,33 +40,34 @@ class SearchResult:
 
 def search(snapshot: IndexSnapshot, task: ParsedTask, candidate_limit: int) -> SearchResult:
     hits = snapshot.search(task.words, max(FILE_EVIDENCE_HITS, candidate_limit))
-    nodes = {node.id: node for node in snapshot.nodes(hit.node_id for hit in hits)}
+    paths = snapshot.paths_of(hit.node_id for hit in hits)
     per_file: dict[str, list[float]] = defaultdict(list)
     for hit in hits:
-        node = nodes.get(hit.node_id)
-        if node is not None:
-            per_file[node.path].append(hit.bm25)
+        if hit.node_id in paths:
+            per_file[paths[hit.node_id]].append(hit.bm25)
     file_evidence = {
         path: sum(sorted(scores, reverse=True)[:FILE_EVIDENCE_TOP]) for path, scores in per_file.items()
     }
-    lexical = {
-        hit.node_id: hit.bm25
-        for hit in hits
-        if hit.node_id in nodes and nodes[hit.node_id].kind is not SymbolKind.MODULE
-    }
-    lexical = dict(sorted(lexical.items(), key=lambda item: (-item[1], item[0]))[:candidate_limit])
+    # Only the best hits become candidates; module nodes count as file evidence, not as candidates.
+    nodes = {node.id: node for node in snapshot.nodes(hit.node_id for hit in hits[: candidate_limit * 2])}
+    lexical: dict[int, float] = {}
+    for hit in hits:
+        node = nodes.get(hit.node_id)
+        if node is not None and node.kind is not SymbolKind.MODULE and len(lexical) < candidate_limit:
+            lexical[hit.node_id] = hit.bm25
 
     named: set[int] = set()
     dotted_matches: set[int] = set()
+    dotted_parts = [dotted.rpartition(".") for dotted in task.dotted_names]
+    by_name = snapshot.nodes_with_names([*task.identifiers, *(name for _, _, name in dotted_parts)])
     for identifier in task.identifiers:
-        definitions = [n for n in snapshot.nodes_named(identifier) if n.kind is not SymbolKind.MODULE]
+        definitions = [n for n in by_name.get(identifier, []) if n.kind is not SymbolKind.MODULE]
         if 0 < len(definitions) <= MAX_DEFINITIONS_PER_NAMED:
             named.update(n.id for n in definitions)
             nodes.update((n.id, n) for n in definitions)
-    for dotted in task.dotted_names:
-        owner, _, name = dotted.rpartition(".")
+    for owner, _, name in dotted_parts:
         suffix = f"{owner.rpartition('.')[2]}.{name}"
-        definitions = [n for n in snapshot.nodes_named(name) if n.qualified_name.endswith(suffix)]
+        definitions = [n for n in by_name.get(name, []) if n.qualified_name.endswith(suffix)]
         if 0 < len(definitions) <= MAX_DEFINITIONS_PER_NAMED:
             named.update(n.id for n in definitions)
             dotted_matches.update(n.id for n in definitions)

@@ -11,6 +11,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from types import TracebackType
+from typing import Any
 
 from smartctx.core.model import SymbolKind
 from smartctx.store.database import connect
@@ -72,12 +73,21 @@ _NODE_COLUMNS = (
 _NODE_FROM = "nodes n JOIN files f ON f.id = n.file_id LEFT JOIN scores s ON s.node_id = n.id"
 
 
-def _node(row: tuple[object, ...]) -> NodeRow:
-    (
+_SYMBOL_KINDS = {kind.value: kind for kind in SymbolKind}
+_NodeTuple = tuple[int, str, str, str, str, str, int, int, str, str, str, int | None, float, float]
+
+
+def _node(row: Any) -> NodeRow:
+    """A row of ``_NODE_COLUMNS`` as a NodeRow; the columns' SQL types match the fields."""
+    values: _NodeTuple = row
+    node_id, path, language, kind, name, qualified, start, end, signature, doc, digest, parent, rank, use = (
+        values
+    )
+    return NodeRow(
         node_id,
         path,
         language,
-        kind,
+        _SYMBOL_KINDS[kind],
         name,
         qualified,
         start,
@@ -88,22 +98,6 @@ def _node(row: tuple[object, ...]) -> NodeRow:
         parent,
         rank,
         use,
-    ) = row
-    return NodeRow(
-        int(str(node_id)),
-        str(path),
-        str(language),
-        SymbolKind(kind),
-        str(name),
-        str(qualified),
-        int(str(start)),
-        int(str(end)),
-        str(signature),
-        str(doc),
-        str(digest),
-        None if parent is None else int(str(parent)),
-        float(str(rank)),
-        float(str(use)),
     )
 
 
@@ -113,6 +107,7 @@ class IndexSnapshot:
     def __init__(self, index_path: Path) -> None:
         self._db = connect(index_path, read_only=True)
         self._rows: int | None = None
+        self._paths_by_name: dict[str, list[str]] | None = None
         self._db.execute("BEGIN")
         # The first read fixes the snapshot; later writes by the indexer stay invisible to it.
         self._db.execute("SELECT count(*) FROM meta").fetchone()
@@ -188,12 +183,37 @@ class IndexSnapshot:
         ]
 
     def nodes_named(self, name: str) -> list[NodeRow]:
-        return [
-            _node(row)
-            for row in self._db.execute(
-                f"SELECT {_NODE_COLUMNS} FROM {_NODE_FROM} WHERE n.name = ? ORDER BY n.id", (name,)
+        return self.nodes_with_names([name]).get(name, [])
+
+    def nodes_with_names(self, names: Iterable[str]) -> dict[str, list[NodeRow]]:
+        """Definitions by exact name, for many names in one query."""
+        wanted = sorted(set(names))
+        found: dict[str, list[NodeRow]] = {}
+        if not wanted:
+            return found
+        marks = ",".join("?" * len(wanted))
+        for row in self._db.execute(
+            f"SELECT {_NODE_COLUMNS} FROM {_NODE_FROM} WHERE n.name IN ({marks}) ORDER BY n.id", wanted
+        ):
+            node = _node(row)
+            found.setdefault(node.name, []).append(node)
+        return found
+
+    def paths_of(self, node_ids: Iterable[int]) -> dict[int, str]:
+        """The file path of each node, without loading the rest of the row."""
+        ids = sorted(set(node_ids))
+        paths: dict[int, str] = {}
+        for start in range(0, len(ids), 500):
+            chunk = ids[start : start + 500]
+            marks = ",".join("?" * len(chunk))
+            paths.update(
+                self._db.execute(
+                    "SELECT n.id, f.path FROM nodes n JOIN files f ON f.id = n.file_id"
+                    f" WHERE n.id IN ({marks})",
+                    chunk,
+                )
             )
-        ]
+        return paths
 
     def edges_touching(self, node_ids: Sequence[int]) -> list[EdgeRow]:
         """Edges into or out of any of ``node_ids``."""
@@ -267,13 +287,15 @@ class IndexSnapshot:
 
     def paths_ending_with(self, suffix: str) -> list[str]:
         """Indexed paths equal to ``suffix`` or ending with ``/suffix`` (a path named in a task)."""
+        if self._paths_by_name is None:
+            self._paths_by_name = {}
+            for path in self.file_paths():
+                self._paths_by_name.setdefault(path.rpartition("/")[2], []).append(path)
         tail = "/" + suffix
         return [
             path
-            for (path,) in self._db.execute(
-                "SELECT path FROM files WHERE path = ? OR substr(path, ?) = ? ORDER BY path",
-                (suffix, -len(tail), tail),
-            )
+            for path in self._paths_by_name.get(suffix.rpartition("/")[2], [])
+            if path == suffix or path.endswith(tail)
         ]
 
     def all_edges(self) -> list[tuple[str, str, str, str, str, float]]:
