@@ -10,9 +10,23 @@ from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from smartctx.core.model import SymbolKind
 from smartctx.retrieval.score import ScoredNode
 
 MAX_BODIES_PER_FILE = 2
+# A class (or struct, interface …) longer than this is shown by signature, not as a body: its whole
+# text would be cut to fit anyway, and the methods that matter can take the body slots.
+MAX_CONTAINER_BODY_LINES = 120
+_CONTAINERS = frozenset(
+    {
+        SymbolKind.CLASS,
+        SymbolKind.STRUCT,
+        SymbolKind.INTERFACE,
+        SymbolKind.TRAIT,
+        SymbolKind.ENUM,
+        SymbolKind.MODULE,
+    }
+)
 # Summaries per file before other files get their turn; the rest fill in after.
 SUMMARIES_PER_FILE_FIRST_PASS = 4
 
@@ -31,7 +45,7 @@ def diversify(
     named: frozenset[int],
 ) -> Selection:
     capped = list(ranked[:ranked_cap])
-    best_named = next((item for item in ranked if item.node.id in named), None)
+    best_named = next((item for item in ranked if item.node.id in named and _body_worthy(item)), None)
     if best_named is not None and best_named not in capped:
         capped.append(best_named)
     bodies: list[ScoredNode] = []
@@ -46,7 +60,7 @@ def diversify(
     for item in capped:
         if len(bodies) >= max_bodies:
             break
-        if item in bodies or per_file[item.node.path] >= MAX_BODIES_PER_FILE:
+        if item in bodies or per_file[item.node.path] >= MAX_BODIES_PER_FILE or not _body_worthy(item):
             continue
         if any(_overlaps(item, body) for body in bodies):
             continue
@@ -64,6 +78,11 @@ def diversify(
             summaries.append(item)
     summaries.sort(key=lambda item: (-item.score, item.node.id))
     return Selection(tuple(bodies), tuple(summaries))
+
+
+def _body_worthy(item: ScoredNode) -> bool:
+    node = item.node
+    return node.kind not in _CONTAINERS or node.end_line - node.start_line < MAX_CONTAINER_BODY_LINES
 
 
 def _inside(item: ScoredNode, outer: ScoredNode) -> bool:

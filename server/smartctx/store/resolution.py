@@ -134,16 +134,27 @@ def _relative_import_base(importer_path: str, name: str) -> tuple[str, ...] | No
 
 def resolve_import(ref: NameUse, candidates: Sequence[Candidate]) -> list[Target]:
     """Targets of an import: the module file, or the definition imported from it."""
-    relative = _relative_import_base(ref.path, ref.name)
-    wanted = relative if relative is not None else import_components(ref.name)
+    matches, confidence = import_matches(ref.name, import_scope(ref), candidates)
+    return _targets([c for c in matches if c.file_id != ref.file_id], confidence)
+
+
+def import_scope(ref: NameUse) -> str:
+    """What an import's meaning depends on besides its name: the importing folder for a relative
+    import, nothing for an absolute one (so one answer serves every file that imports it)."""
+    return posixpath.dirname(ref.path) if ref.name.startswith(".") else ""
+
+
+def import_matches(name: str, scope: str, candidates: Sequence[Candidate]) -> tuple[list[Candidate], float]:
+    """Every candidate an import path can mean, and the confidence of a match, before leaving out
+    the importing file itself (``scope`` as given by :func:`import_scope`)."""
+    relative = _relative_import_base(f"{scope}/_" if scope else "_", name)
+    wanted = relative if relative is not None else import_components(name)
     if not wanted:
-        return []
+        return [], 0.0
     exact = relative is not None
     confidence = RELATIVE_IMPORT_CONFIDENCE if exact else ABSOLUTE_IMPORT_CONFIDENCE
     matches: list[Candidate] = []
     for candidate in candidates:
-        if candidate.file_id == ref.file_id:
-            continue
         components = module_components(candidate.path)
         if candidate.kind is not SymbolKind.MODULE:
             if candidate.parent_id is not None and "." in candidate.qualified_name:
@@ -151,7 +162,12 @@ def resolve_import(ref: NameUse, candidates: Sequence[Candidate]) -> list[Target
             components = (*components, candidate.qualified_name)
         if components == wanted or (not exact and components[-len(wanted) :] == wanted):
             matches.append(candidate)
-    return _targets(matches, confidence)
+    return matches, confidence
+
+
+def targets_outside(matches: Sequence[Candidate], confidence: float, file_id: int) -> list[Target]:
+    """Targets from import matches, leaving out the importing file."""
+    return _targets([c for c in matches if c.file_id != file_id], confidence)
 
 
 @dataclass(frozen=True)

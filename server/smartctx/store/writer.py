@@ -26,8 +26,10 @@ from smartctx.store.resolution import (
     CandidatePool,
     NameUse,
     Target,
-    resolve_import,
+    import_matches,
+    import_scope,
     resolve_name,
+    targets_outside,
 )
 from smartctx.store.rows import FileRows
 
@@ -278,23 +280,31 @@ class IndexWriter:
         pending = db.execute(
             "SELECT r.file_id, r.kind, r.name, r.key, r.id, r.source_id FROM todo t"
             " CROSS JOIN refs r ON r.id = t.ref_id"
-            # A reference whose key no definition carries cannot resolve; skip it in SQL.
-            " WHERE EXISTS (SELECT 1 FROM nodes d WHERE d.name = r.key) ORDER BY 1, 2, 3"
+            " ORDER BY 1, 2, 3"
         ).fetchall()
         db.execute("DELETE FROM edges WHERE ref_id IN (SELECT ref_id FROM todo)")
         paths = dict(db.execute("SELECT id, path FROM files"))
+        candidates = self._candidates({row[3] for row in pending})
+        # A reference whose key no definition carries cannot resolve: it is not even looked at.
         uses = [
             (
                 NameUse(file_id, paths[file_id], _REF_KINDS[kind], name, key),
                 [(row[4], row[5]) for row in rows],
             )
             for (file_id, kind, name, key), rows in groupby(pending, key=itemgetter(0, 1, 2, 3))
+            if key in candidates
         ]
-        candidates = self._candidates({use.key for use, _ in uses})
         edges: list[tuple[int, int, str, float, int]] = []
+        # An absolute import means the same in every file; resolve each one once.
+        import_answers: dict[tuple[str, str], tuple[list[Candidate], float]] = {}
         for use, refs in uses:
             if use.kind is RefKind.IMPORT:
-                targets = resolve_import(use, candidates.get(use.key, ()))
+                question = (use.name, import_scope(use))
+                matched = import_answers.get(question)
+                if matched is None:
+                    matched = import_matches(*question, candidates.get(use.key, ()))
+                    import_answers[question] = matched
+                targets = targets_outside(*matched, use.file_id)
                 edges.extend(
                     (source_id, t.node_id, use.kind.value, t.confidence, ref_id)
                     for ref_id, source_id in refs
