@@ -24,11 +24,17 @@ class FileEntry:
 
 @dataclass(frozen=True, slots=True)
 class IndexedFile:
-    """One parsed file. ``symbols[0]`` is the module node; ``symbol_hashes`` align with ``symbols``."""
+    """One parsed file. ``symbols[0]`` is the module node.
+
+    ``symbol_hashes`` and ``own_texts`` align with ``symbols``: each symbol's content hash, and the
+    text of the lines it owns (its span without the spans of the definitions nested in it), so
+    every line of the file is searchable exactly once, in its innermost definition.
+    """
 
     entry: FileEntry
     symbols: tuple[Symbol, ...]
     symbol_hashes: tuple[str, ...]
+    own_texts: tuple[str, ...]
     references: tuple[Reference, ...]
 
 

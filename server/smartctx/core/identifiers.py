@@ -7,6 +7,7 @@ called ``HttpResponse``; keeping the one rule here makes that impossible to get 
 from __future__ import annotations
 
 import re
+from functools import lru_cache
 
 # A run of capitals followed by a capitalised word ("HTTPResponse" -> "HTTP", "Response"), a
 # capitalised or lower-case word, or a number.
@@ -31,11 +32,14 @@ def search_words(text: str) -> str:
     Whole identifiers are kept so an exact name (``get_queryset``) outranks text that merely
     contains its words; the split words let prose find code.
     """
-    words: list[str] = []
-    for identifier in _IDENTIFIER.findall(text):
-        whole = whole_word(identifier)
-        parts = split_identifier(identifier)
-        if whole and (len(parts) != 1 or parts[0] != whole):
-            words.append(whole)
-        words.extend(parts)
-    return " ".join(words)
+    return " ".join(map(_identifier_words, _IDENTIFIER.findall(text)))
+
+
+@lru_cache(maxsize=200_000)
+def _identifier_words(identifier: str) -> str:
+    # Cached: code repeats the same identifiers (self, value, return …) thousands of times.
+    whole = whole_word(identifier)
+    parts = split_identifier(identifier)
+    if whole and (len(parts) != 1 or parts[0] != whole):
+        parts.insert(0, whole)
+    return " ".join(parts)

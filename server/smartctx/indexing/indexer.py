@@ -106,8 +106,25 @@ def build_indexed_file(
         symbol_hashes=tuple(
             span_digest(data, offsets, symbol.span.start_line, symbol.span.end_line) for symbol in symbols
         ),
+        own_texts=_own_texts(data, offsets, symbols),
         references=result.references,
     )
+
+
+def _own_texts(data: bytes, offsets: list[int], symbols: tuple[Symbol, ...]) -> tuple[str, ...]:
+    """For each symbol, the text of the lines whose innermost enclosing definition it is."""
+    line_count = len(offsets) - 1
+    owner = [0] * (line_count + 1)
+    # Outer definitions first, so inner ones overwrite the lines they hold.
+    order = sorted(range(len(symbols)), key=lambda i: (symbols[i].span.start_line, -symbols[i].span.end_line))
+    for index in order:
+        span = symbols[index].span
+        end = min(span.end_line, line_count)
+        owner[span.start_line : end + 1] = [index] * max(0, end + 1 - span.start_line)
+    owned: list[list[bytes]] = [[] for _ in symbols]
+    for line in range(1, line_count + 1):
+        owned[owner[line]].append(data[offsets[line - 1] : offsets[line]])
+    return tuple(b"".join(lines).decode("utf-8", "replace") for lines in owned)
 
 
 def _reporting(

@@ -14,8 +14,8 @@ from smartctx.core.identifiers import search_words
 from smartctx.store.resolution import reference_key
 
 # (kind, name, qualified_name, start_line, end_line, signature, doc, content_hash, parent or "",
-#  search name, search qualified name, search signature, search doc)
-NodeRow = tuple[str, str, str, int, int, str, str, str, str, str, str, str, str]
+#  search name, search qualified name, search signature, search doc, search body)
+NodeRow = tuple[str, str, str, int, int, str, str, str, str, str, str, str, str, str]
 # (source qualified name or "", kind, name, key, line)
 RefRow = tuple[str, str, str, str, int]
 
@@ -44,8 +44,11 @@ def file_rows(indexed: IndexedFile) -> FileRows:
             search_words(symbol.qualified_name),
             search_words(symbol.signature),
             search_words(symbol.doc),
+            search_words(own_text),
         )
-        for symbol, symbol_hash in zip(indexed.symbols, indexed.symbol_hashes, strict=True)
+        for symbol, symbol_hash, own_text in zip(
+            indexed.symbols, indexed.symbol_hashes, indexed.own_texts, strict=True
+        )
     )
     refs = tuple(
         (ref.source or "", ref.kind.value, ref.name, reference_key(ref.kind, ref.name), ref.line)

@@ -79,12 +79,14 @@ CREATE TABLE scores (
 ) STRICT;
 
 -- The lexical index: one row per node, rowid = nodes.id. Identifiers are pre-split into words
--- (camelCase and snake_case) by the writer, so the default tokenizer sees plain words.
+-- (camelCase and snake_case) by the writer, so the default tokenizer sees plain words. `body` holds
+-- the words of the lines the node owns (not those of definitions nested in it).
 CREATE VIRTUAL TABLE search USING fts5(
     name,
     qualified_name,
     signature,
     doc,
+    body,
     path,
     tokenize = 'unicode61 remove_diacritics 2'
 );

@@ -144,7 +144,8 @@ class Batch:
             "INSERT INTO edges(src_id, dst_id, kind, confidence, ref_id) VALUES (?, ?, ?, ?, ?)", edge_rows
         )
         db.executemany(
-            "INSERT INTO search(rowid, name, qualified_name, signature, doc, path) VALUES (?, ?, ?, ?, ?, ?)",
+            "INSERT INTO search(rowid, name, qualified_name, signature, doc, body, path)"
+            " VALUES (?, ?, ?, ?, ?, ?, ?)",
             search_rows,
         )
         db.executemany(
