@@ -103,6 +103,11 @@ def _argument_parser() -> argparse.ArgumentParser:
     status = commands.add_parser("status", help="what the index of a workspace holds")
     _add_workspace_arguments(status)
     status.set_defaults(handler=_status_command)
+
+    serve = commands.add_parser(
+        "serve", help="run the language server over stdio (editors start this; logs go to stderr)"
+    )
+    serve.set_defaults(handler=_serve_command)
     return parser
 
 
@@ -257,6 +262,13 @@ def _status_command(args: argparse.Namespace) -> int:
     finally:
         store.close()
     return EXIT_OK
+
+
+def _serve_command(args: argparse.Namespace) -> int:
+    # Imported here: the other commands never pay for loading pygls.
+    from smartctx.lsp.server import serve
+
+    return serve()
 
 
 if __name__ == "__main__":

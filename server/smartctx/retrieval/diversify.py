@@ -27,8 +27,9 @@ _CONTAINERS = frozenset(
         SymbolKind.MODULE,
     }
 )
-# Summaries per file before other files get their turn; the rest fill in after.
-SUMMARIES_PER_FILE_FIRST_PASS = 4
+# Each further summary from a file already shown counts this much less, so summaries spread over
+# files (a pack that names the right file at all beats one that lists ten of the wrong file's tests).
+SAME_FILE_SUMMARY_DECAY = 0.6
 
 
 @dataclass(frozen=True)
@@ -68,14 +69,15 @@ def diversify(
     bodies.sort(key=lambda item: (-item.score, item.node.id))
     rest = [item for item in capped if item not in bodies and not any(_inside(item, body) for body in bodies)]
     summaries: list[ScoredNode] = []
-    shown: Counter[str] = Counter()
-    for item in rest:
-        if len(summaries) < max_summaries and shown[item.node.path] < SUMMARIES_PER_FILE_FIRST_PASS:
-            summaries.append(item)
-            shown[item.node.path] += 1
-    for item in rest:
-        if len(summaries) < max_summaries and item not in summaries:
-            summaries.append(item)
+    shown: Counter[str] = Counter(item.node.path for item in bodies)
+    while rest and len(summaries) < max_summaries:
+        best = max(
+            range(len(rest)),
+            key=lambda i: (rest[i].score * SAME_FILE_SUMMARY_DECAY ** shown[rest[i].node.path], -i),
+        )
+        chosen = rest.pop(best)
+        summaries.append(chosen)
+        shown[chosen.node.path] += 1
     summaries.sort(key=lambda item: (-item.score, item.node.id))
     return Selection(tuple(bodies), tuple(summaries))
 

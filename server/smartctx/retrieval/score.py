@@ -21,7 +21,7 @@ BM25_WEIGHT = 0.5
 PAGERANK_WEIGHT = 0.3
 USAGE_WEIGHT = 0.2
 # Whole-file lexical evidence: the task's words spread over a file's definitions.
-FILE_WEIGHT = 0.4
+FILE_WEIGHT = 2.0
 # The task names the symbol verbatim, a stack frame sits in it, or it is in a file the task names.
 NAMED_WEIGHT = 0.6
 # A dotted mention (``QuerySet.bulk_create``) names one definition more precisely than a bare name.
@@ -35,7 +35,7 @@ OPEN_FILE_WEIGHT = 0.1
 RECENT_FILE_WEIGHT = 0.1
 # Tests match a bug report's words as well as the code under test does; unless the task is about
 # tests, the code comes first.
-TEST_FILE_FACTOR = 0.5
+TEST_FILE_FACTOR = 0.4
 
 
 @dataclass(frozen=True)

@@ -14,11 +14,12 @@ from smartctx.core.model import SymbolKind
 from smartctx.retrieval.query import ParsedTask
 from smartctx.store.snapshot import IndexSnapshot, NodeRow
 
-# Hits read to judge files as a whole; more than the candidates, since a file matters when many
-# of its symbols match a little, not only when one matches a lot.
-FILE_EVIDENCE_HITS = 600
-# A file's evidence is the sum of its best this-many hits, so a huge file cannot win on size alone.
-FILE_EVIDENCE_TOP = 5
+# Symbol hits read: the candidates, plus a reserve from which the best files add their own.
+SYMBOL_HITS = 600
+# Files ranked by whole-file BM25; their score is the "file" signal of every definition in them.
+FILE_HITS = 200
+FILES_SEEDING_CANDIDATES = 10
+CANDIDATES_PER_TOP_FILE = 5
 # A name with more definitions than this (``get``, ``save``) says nothing about which one is meant.
 MAX_DEFINITIONS_PER_NAMED = 12
 # How many matching indexed files a path named in the task may stand for.
@@ -39,22 +40,28 @@ class SearchResult:
 
 
 def search(snapshot: IndexSnapshot, task: ParsedTask, candidate_limit: int) -> SearchResult:
-    hits = snapshot.search(task.words, max(FILE_EVIDENCE_HITS, candidate_limit))
+    hits = snapshot.search(task.words, max(SYMBOL_HITS, candidate_limit))
+    file_evidence = dict(snapshot.search_files(task.words, FILE_HITS))
+    # The best-matching files also contribute their best-matching definitions as candidates, so a
+    # file that ranks high as a whole is never represented by nothing.
+    top_files = set(
+        sorted(file_evidence, key=lambda path: (-file_evidence[path], path))[:FILES_SEEDING_CANDIDATES]
+    )
     paths = snapshot.paths_of(hit.node_id for hit in hits)
-    per_file: dict[str, list[float]] = defaultdict(list)
-    for hit in hits:
-        if hit.node_id in paths:
-            per_file[paths[hit.node_id]].append(hit.bm25)
-    file_evidence = {
-        path: sum(sorted(scores, reverse=True)[:FILE_EVIDENCE_TOP]) for path, scores in per_file.items()
+    chosen: list[int] = [hit.node_id for hit in hits[:candidate_limit]]
+    per_file: dict[str, int] = defaultdict(int)
+    for hit in hits[candidate_limit:]:
+        path = paths.get(hit.node_id)
+        if path in top_files and per_file[path] < CANDIDATES_PER_TOP_FILE:
+            per_file[path] += 1
+            chosen.append(hit.node_id)
+    bm25 = {hit.node_id: hit.bm25 for hit in hits}
+    nodes = {node.id: node for node in snapshot.nodes(chosen)}
+    lexical = {
+        node_id: bm25[node_id]
+        for node_id in chosen
+        if node_id in nodes and nodes[node_id].kind is not SymbolKind.MODULE
     }
-    # Only the best hits become candidates; module nodes count as file evidence, not as candidates.
-    nodes = {node.id: node for node in snapshot.nodes(hit.node_id for hit in hits[: candidate_limit * 2])}
-    lexical: dict[int, float] = {}
-    for hit in hits:
-        node = nodes.get(hit.node_id)
-        if node is not None and node.kind is not SymbolKind.MODULE and len(lexical) < candidate_limit:
-            lexical[hit.node_id] = hit.bm25
 
     named: set[int] = set()
     dotted_matches: set[int] = set()

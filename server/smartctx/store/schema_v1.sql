@@ -91,5 +91,13 @@ CREATE VIRTUAL TABLE search USING fts5(
     tokenize = 'unicode61 remove_diacritics 2'
 );
 
+-- The same words per file (rowid = files.id): BM25 over whole files is the strongest single signal
+-- for which file a task is about, stronger than any one definition's text.
+CREATE VIRTUAL TABLE file_search USING fts5(
+    body,
+    path,
+    tokenize = 'unicode61 remove_diacritics 2'
+);
+
 -- Document frequency per term, to drop words too common to help before they slow a query down.
 CREATE VIRTUAL TABLE search_vocab USING fts5vocab(search, 'row');

@@ -108,6 +108,7 @@ class IndexSnapshot:
         self._db = connect(index_path, read_only=True)
         self._rows: int | None = None
         self._paths_by_name: dict[str, list[str]] | None = None
+        self._queries: dict[tuple[tuple[str, int], ...], str | None] = {}
         self._db.execute("BEGIN")
         # The first read fixes the snapshot; later writes by the indexer stay invisible to it.
         self._db.execute("SELECT count(*) FROM meta").fetchone()
@@ -240,25 +241,51 @@ class IndexSnapshot:
         in more than ``MAX_TERM_DOCUMENT_SHARE`` of rows are dropped (unless nothing else is left):
         they rank nothing and cost most of the query time (design.md §7).
         """
-        weights: dict[str, int] = {}
-        for word, weight in weighted_terms.items():
-            for term in _SEARCH_TERM.findall(word.lower()):
-                weights[term] = max(weights.get(term, 0), weight)
-        if not weights or limit <= 0:
+        query = self._match_query(weighted_terms)
+        if query is None or limit <= 0:
             return []
-        counts = self.document_counts(weights)
-        rows = max(1, self.row_count())
-        present = {term: weight for term, weight in weights.items() if counts.get(term)}
-        common = {term for term in present if counts[term] > MAX_TERM_DOCUMENT_SHARE * rows}
-        chosen = {term: weight for term, weight in present.items() if term not in common} or present
-        if not chosen:
-            return []
-        query = " OR ".join(f'"{term}"' for term, weight in sorted(chosen.items()) for _ in range(weight))
         return [
             SearchHit(int(rowid), -float(rank))
             for rowid, rank in self._db.execute(
                 "SELECT rowid, rank FROM (SELECT rowid, bm25(search, 10.0, 4.0, 2.0, 1.0, 0.5, 2.0) AS rank"
                 " FROM search WHERE search MATCH ?) ORDER BY rank, rowid LIMIT ?",
+                (query, limit),
+            )
+        ]
+
+    def _match_query(self, weighted_terms: Mapping[str, int]) -> str | None:
+        """An FTS5 OR query of quoted plain words, each repeated by its weight; None if no term is
+        in the index. Memoised per snapshot, since a request searches symbols and files alike."""
+        key = tuple(sorted(weighted_terms.items()))
+        if key in self._queries:
+            return self._queries[key]
+        weights: dict[str, int] = {}
+        for word, weight in weighted_terms.items():
+            for term in _SEARCH_TERM.findall(word.lower()):
+                weights[term] = max(weights.get(term, 0), weight)
+        counts = self.document_counts(weights)
+        rows = max(1, self.row_count())
+        present = {term: weight for term, weight in weights.items() if counts.get(term)}
+        common = {term for term in present if counts[term] > MAX_TERM_DOCUMENT_SHARE * rows}
+        chosen = {term: weight for term, weight in present.items() if term not in common} or present
+        query = (
+            " OR ".join(f'"{term}"' for term, weight in sorted(chosen.items()) for _ in range(weight)) or None
+        )
+        self._queries[key] = query
+        return query
+
+    def search_files(self, weighted_terms: Mapping[str, int], limit: int) -> list[tuple[str, float]]:
+        """Files by BM25 over their whole text (best first), with the same term handling as
+        :meth:`search`."""
+        query = self._match_query(weighted_terms)
+        if query is None or limit <= 0:
+            return []
+        return [
+            (str(path), -float(rank))
+            for path, rank in self._db.execute(
+                "SELECT f.path, s.rank FROM (SELECT rowid, bm25(file_search, 1.0, 3.0) AS rank"
+                " FROM file_search WHERE file_search MATCH ? ORDER BY rank LIMIT ?) s"
+                " JOIN files f ON f.id = s.rowid ORDER BY s.rank, f.path",
                 (query, limit),
             )
         ]

@@ -74,6 +74,7 @@ class Batch:
         node_rows: list[tuple[object, ...]] = []
         edge_rows: list[tuple[int, int, str, float, None]] = []
         search_rows: list[tuple[object, ...]] = []
+        file_search_rows: list[tuple[int, str, str]] = []
         ref_rows: list[tuple[object, ...]] = []
         contains = RefKind.CONTAINS.value
         for rows in files:
@@ -126,6 +127,7 @@ class Batch:
                 )
                 search_rows.append((node_id, *words, rows.path_words))
             self._forget_nodes(previous.values())
+            file_search_rows.append((file_id, " ".join(row[13] for row in rows.nodes), rows.path_words))
             ref_rows.extend(
                 (file_id, ids_by_name.get(source, module_id) if source else module_id, kind, name, key, line)
                 for source, kind, name, key, line in rows.refs
@@ -148,6 +150,7 @@ class Batch:
             " VALUES (?, ?, ?, ?, ?, ?, ?)",
             search_rows,
         )
+        db.executemany("INSERT INTO file_search(rowid, body, path) VALUES (?, ?, ?)", file_search_rows)
         db.executemany(
             "INSERT INTO refs(file_id, source_id, kind, name, key, line) VALUES (?, ?, ?, ?, ?, ?)", ref_rows
         )
@@ -179,6 +182,7 @@ class Batch:
         """Remove a file's rows and its outgoing edges; incoming edges stay with the ids kept."""
         db = self._db
         db.execute("DELETE FROM search WHERE rowid IN (SELECT id FROM nodes WHERE file_id = ?)", (file_id,))
+        db.execute("DELETE FROM file_search WHERE rowid = ?", (file_id,))
         db.execute("DELETE FROM edges WHERE src_id IN (SELECT id FROM nodes WHERE file_id = ?)", (file_id,))
         db.execute("DELETE FROM refs WHERE file_id = ?", (file_id,))
         db.execute("DELETE FROM nodes WHERE file_id = ?", (file_id,))

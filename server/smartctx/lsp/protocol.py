@@ -1,0 +1,64 @@
+"""The custom ``smartctx/*`` protocol (design.md §4), defined once: method names and wire shapes.
+
+Wire data is camelCase JSON; ``convert.py`` turns it into core values and back. The TypedDicts
+document the shapes for readers and for the client's mirror (``client-vscode/src/lsp_ext.ts``).
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal, TypedDict
+
+CONTEXT_FOR_TASK = "smartctx/contextForTask"
+INDEX_STATUS = "smartctx/indexStatus"
+
+# The camelCase option names of contextForTask, mapped to ContextOptions fields.
+OPTION_FIELDS = {
+    "budgetTokens": "budget_tokens",
+    "maxBodies": "max_bodies",
+    "maxSummaries": "max_summaries",
+    "candidateLimit": "candidate_limit",
+    "rankedCap": "ranked_cap",
+    "hopDepth": "hop_depth",
+    "hopFrontierCap": "hop_frontier_cap",
+    "includeBlobs": "include_blobs",
+    "includePRs": "include_prs",
+    "prsPerNode": "prs_per_node",
+    "prCutoff": "pr_cutoff",
+    "includeImpact": "include_impact",
+    "impactDepth": "impact_depth",
+    "tokenizer": "tokenizer",
+}
+
+IndexState = Literal["indexing", "ready"]
+
+
+class WirePosition(TypedDict):
+    line: int
+    character: int
+
+
+class WireFocus(TypedDict, total=False):
+    uri: str
+    position: WirePosition
+    openUris: list[str]
+    recentUris: list[str]
+
+
+class ContextForTaskParams(TypedDict, total=False):
+    task: str
+    options: dict[str, Any]
+    focus: WireFocus
+
+
+class IndexStatus(TypedDict):
+    """Both the ``smartctx/indexStatus`` notification and the result of the request of that name."""
+
+    state: IndexState
+    filesDone: int
+    filesTotal: int
+    pendingFiles: int
+
+
+class InitializationOptions(TypedDict, total=False):
+    # Where the index lives, usually the client's workspace storage folder.
+    indexDir: str

@@ -1,0 +1,276 @@
+"""The language server: the one place that wires LSP messages to the live index.
+
+Handlers stay thin (convert, delegate, convert back). The event loop only parses messages and
+routes them: indexing runs on the index thread and packing on query threads (see live_index.py).
+Unsaved editor buffers are kept as overlays, so a pack quotes what the user sees.
+
+This slice serves the first workspace folder only; further folders are logged and ignored.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import os
+import threading
+import uuid
+from concurrent.futures import Future
+from importlib.metadata import version
+from pathlib import Path
+from typing import Any
+
+import cattrs
+from lsprotocol import converters, types
+from pygls.exceptions import JsonRpcInternalError, JsonRpcInvalidParams, JsonRpcRequestCancelled
+from pygls.lsp.server import LanguageServer
+from pygls.protocol import (
+    JsonRPCNotification,
+    JsonRPCRequestMessage,
+    JsonRPCResponseMessage,
+)
+from pygls.uris import to_fs_path
+
+from smartctx.core.context import ContextPack, ContextRequest, InvalidRequestError
+from smartctx.lsp.convert import (
+    Settings,
+    StatusCounts,
+    context_request,
+    settings_from_initialization_options,
+    status_to_wire,
+    workspace_path,
+)
+from smartctx.lsp.live_index import IndexNotAvailableError, LiveIndex
+from smartctx.lsp.protocol import CONTEXT_FOR_TASK, INDEX_STATUS, IndexStatus
+from smartctx.lsp.tasks import BackgroundTasks
+from smartctx.output.pack_json import pack_to_wire
+from smartctx.retrieval.pipeline import CancelledError as PipelineCancelledError
+
+log = logging.getLogger(__name__)
+
+
+def json_converter() -> cattrs.Converter:
+    """pygls's converter, except that the params of methods lsprotocol does not know stay plain JSON.
+
+    It is lsprotocol's converter with the three hooks pygls's ``default_converter`` adds, changed.
+
+    By default pygls turns them into namedtuples, renaming keys that are not identifiers; the
+    ``smartctx/*`` methods want the JSON the client sent, which ``convert.py`` validates.
+    """
+    converter = converters.get_converter()
+    for message in (JsonRPCRequestMessage, JsonRPCNotification, JsonRPCResponseMessage):
+        converter.register_structure_hook(message, lambda data, cls: cls(**data))
+    return converter
+
+
+class SmartctxServer(LanguageServer):
+    """Server state: settings, the live index of the workspace folder, unsaved buffers."""
+
+    def __init__(self) -> None:
+        super().__init__("smartctx", version("smartctx"), converter_factory=json_converter)
+        self.tasks = BackgroundTasks()
+        self.settings = Settings()
+        self.index: LiveIndex | None = None
+        # Workspace-relative path -> unsaved buffer text. Replaced on every change, never mutated, so a
+        # query running on another thread keeps the consistent view it started with.
+        self.overlays: dict[str, bytes] = {}
+        self._progress_token: str | None = None
+
+    def open_workspace(self, params: types.InitializeParams) -> None:
+        self.settings, warnings = settings_from_initialization_options(params.initialization_options)
+        for warning in warnings:
+            log.warning("%s", warning)
+        folders = [folder.uri for folder in params.workspace_folders or []]
+        if len(folders) > 1:
+            log.warning("only the first workspace folder is indexed for now; ignoring %s", folders[1:])
+        uri = folders[0] if folders else params.root_uri
+        fs_path = to_fs_path(uri) if uri else params.root_path
+        if not fs_path or not Path(fs_path).is_dir():
+            log.warning("no workspace folder to index (rootUri %s); requests will fail", uri)
+            return
+        loop = asyncio.get_running_loop()
+
+        def on_status(counts: StatusCounts) -> None:
+            # Called on the index thread: hand the notification to the event loop.
+            if not loop.is_closed():
+                loop.call_soon_threadsafe(self.publish_status, counts)
+
+        root = Path(os.path.realpath(fs_path))
+        self.index = LiveIndex(root, self.settings.index_dir, on_status, self.tasks)
+        log.info("workspace %s, index in %s", root, self.settings.index_dir or "the user cache folder")
+
+    def require_index(self) -> LiveIndex:
+        if self.index is None:
+            raise JsonRpcInvalidParams("no workspace folder is open; start the server with a rootUri")
+        return self.index
+
+    async def begin_progress(self) -> None:
+        """Open a work-done progress for the first index, when the client can show one."""
+        window = self.client_capabilities.window
+        if window is None or not window.work_done_progress:
+            return
+        token = f"smartctx-index-{uuid.uuid4()}"
+        try:
+            await self.work_done_progress.create_async(token)
+        except Exception as error:
+            log.warning("the client refused a progress token (%s); indexing without progress", error)
+            return
+        self.work_done_progress.begin(
+            token, types.WorkDoneProgressBegin(title="smartctx: indexing", percentage=0, cancellable=False)
+        )
+        self._progress_token = token
+
+    def publish_status(self, counts: StatusCounts) -> None:
+        """On the event loop: the indexStatus notification, and the progress of the first index."""
+        self.protocol.notify(INDEX_STATUS, status_to_wire(counts))
+        token = self._progress_token
+        if token is None:
+            return
+        if counts.indexing:
+            percentage = 100 * counts.files_done // counts.files_total if counts.files_total else 0
+            message = f"{counts.files_done:,}/{counts.files_total:,} files"
+            self.work_done_progress.report(
+                token, types.WorkDoneProgressReport(message=message, percentage=percentage)
+            )
+        else:
+            self.work_done_progress.end(token, types.WorkDoneProgressEnd(message="index ready"))
+            self._progress_token = None
+
+    def set_overlay(self, uri: str) -> None:
+        path = self._path_in_workspace(uri)
+        if path is not None:
+            text = self.workspace.get_text_document(uri).source
+            self.overlays = {**self.overlays, path: text.encode("utf-8")}
+
+    def drop_overlay(self, uri: str) -> None:
+        path = self._path_in_workspace(uri)
+        if path is not None:
+            self.overlays = {key: value for key, value in self.overlays.items() if key != path}
+
+    def reindex_from_disk(self, uri: str) -> None:
+        path = self._path_in_workspace(uri)
+        if path is not None and self.index is not None:
+            self.index.schedule_update([path])
+
+    async def build_pack(self, request: ContextRequest) -> ContextPack:
+        """Run the pipeline on a query thread; a ``$/cancelRequest`` stops it at the next stage."""
+        index = self.require_index()
+        cancelled = threading.Event()
+        future = index.query_threads.submit(index.query, request, self.overlays, cancelled.is_set)
+        try:
+            return await asyncio.wrap_future(future)
+        except asyncio.CancelledError:
+            cancelled.set()
+            self._keep_abandoned(future)
+            raise
+        except InvalidRequestError as error:
+            raise JsonRpcInvalidParams(str(error)) from None
+        except PipelineCancelledError:
+            raise JsonRpcRequestCancelled("the request was cancelled") from None
+        except IndexNotAvailableError as error:
+            raise JsonRpcInternalError(str(error)) from None
+
+    def close_index(self) -> None:
+        if self.index is not None:
+            self.index.close()
+            self.index = None
+
+    def _keep_abandoned(self, future: Future[ContextPack]) -> None:
+        """A cancelled request's pipeline may still be running: keep it so its failure is seen."""
+
+        def finished(done: Future[ContextPack]) -> None:
+            error = None if done.cancelled() else done.exception()
+            if error is not None and not isinstance(error, PipelineCancelledError):
+                log.error("a cancelled contextForTask failed: %s", error, exc_info=error)
+
+        future.add_done_callback(finished)
+
+    def _path_in_workspace(self, uri: str) -> str | None:
+        if self.index is None:
+            return None
+        path = workspace_path(self.index.root, uri)
+        if path is None:
+            log.debug("ignoring %s: not inside the workspace folder", uri)
+        return path
+
+
+def build_server() -> SmartctxServer:
+    server = SmartctxServer()
+
+    @server.feature(types.INITIALIZE)
+    def initialize(ls: SmartctxServer, params: types.InitializeParams) -> None:
+        ls.open_workspace(params)
+
+    @server.feature(types.INITIALIZED)
+    async def initialized(ls: SmartctxServer, params: types.InitializedParams) -> None:
+        if ls.index is not None:
+            await ls.begin_progress()
+            ls.index.start()
+
+    @server.feature(types.SHUTDOWN)
+    def shutdown(ls: SmartctxServer, params: None) -> None:
+        ls.close_index()
+
+    @server.feature(CONTEXT_FOR_TASK)
+    async def context_for_task(ls: SmartctxServer, params: Any) -> dict[str, Any]:
+        index = ls.require_index()
+        try:
+            request = context_request(params, index.root)
+        except InvalidRequestError as error:
+            raise JsonRpcInvalidParams(str(error)) from None
+        pack = await ls.build_pack(request)
+        log.info(
+            "contextForTask: %d bodies, %d summaries, %d tokens, %.0f ms",
+            len(pack.bodies),
+            len(pack.summaries),
+            pack.tokens_used,
+            sum(pack.timings_ms.values()),
+        )
+        return pack_to_wire(pack)
+
+    @server.feature(INDEX_STATUS)
+    def index_status(ls: SmartctxServer, params: Any) -> IndexStatus:
+        return status_to_wire(ls.require_index().status())
+
+    @server.feature(types.TEXT_DOCUMENT_DID_OPEN)
+    def did_open(ls: SmartctxServer, params: types.DidOpenTextDocumentParams) -> None:
+        ls.set_overlay(params.text_document.uri)
+
+    @server.feature(types.TEXT_DOCUMENT_DID_CHANGE)
+    def did_change(ls: SmartctxServer, params: types.DidChangeTextDocumentParams) -> None:
+        ls.set_overlay(params.text_document.uri)
+
+    @server.feature(types.TEXT_DOCUMENT_DID_SAVE)
+    def did_save(ls: SmartctxServer, params: types.DidSaveTextDocumentParams) -> None:
+        ls.reindex_from_disk(params.text_document.uri)
+
+    @server.feature(types.TEXT_DOCUMENT_DID_CLOSE)
+    def did_close(ls: SmartctxServer, params: types.DidCloseTextDocumentParams) -> None:
+        ls.drop_overlay(params.text_document.uri)
+        ls.reindex_from_disk(params.text_document.uri)
+
+    return server
+
+
+class _QuietExpectedErrors(logging.Filter):
+    """pygls logs a traceback for every error response; a person's bad params are not a server fault."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        error = record.exc_info[1] if record.exc_info else None
+        if isinstance(error, (JsonRpcInvalidParams, JsonRpcRequestCancelled)):
+            log.info("answered with an error: %s", error.message)
+            return False
+        return True
+
+
+def serve() -> int:
+    """Run the language server over stdio until the client says exit or goes away."""
+    logging.getLogger("smartctx").setLevel(logging.INFO)
+    # pygls logs every outgoing message body, context packs included, at INFO.
+    logging.getLogger("pygls").setLevel(logging.WARNING)
+    logging.getLogger("pygls.protocol.json_rpc").addFilter(_QuietExpectedErrors())
+    server = build_server()
+    try:
+        server.start_io()
+    finally:
+        server.close_index()
+    return 0

@@ -1,0 +1,69 @@
+"""A real ``smartctx serve`` over stdio, driven by pytest-lsp, on a fresh copy of a fixture workspace.
+
+Tests wait on the server's ``smartctx/indexStatus`` notifications, never on sleeps: each wait has a
+bound only so that a broken server fails the test instead of hanging it.
+"""
+
+from __future__ import annotations
+
+import shutil
+import sys
+from collections.abc import AsyncIterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+import pytest_lsp
+from lsp_status import IndexStatusLog
+from lsprotocol import types
+from pytest_lsp import ClientServerConfig, LanguageClient, client_capabilities
+from pytest_lsp.client import register_lsp_features
+
+from smartctx.lsp.protocol import INDEX_STATUS
+from smartctx.lsp.server import json_converter
+
+SHOP = Path(__file__).parent.parent / "fixtures" / "shop"
+
+
+def make_client() -> LanguageClient:
+    """pytest-lsp's client, reading custom results and notifications as plain JSON like an editor does."""
+    client = LanguageClient(converter_factory=json_converter)
+    register_lsp_features(client)
+    return client
+
+
+SERVER = ClientServerConfig(
+    server_command=[sys.executable, "-m", "smartctx", "serve"], client_factory=make_client
+)
+
+
+@pytest.fixture
+def workspace(tmp_path: Path) -> Path:
+    root = tmp_path / "shop"
+    shutil.copytree(SHOP, root)
+    return root
+
+
+@pytest.fixture
+def statuses() -> IndexStatusLog:
+    return IndexStatusLog()
+
+
+@pytest_lsp.fixture(config=SERVER)
+async def client(
+    lsp_client: LanguageClient, workspace: Path, statuses: IndexStatusLog, tmp_path: Path
+) -> AsyncIterator[None]:
+    @lsp_client.feature(INDEX_STATUS)
+    def on_index_status(params: Any) -> None:
+        statuses.record(params)
+
+    await lsp_client.initialize_session(
+        types.InitializeParams(
+            capabilities=client_capabilities("visual-studio-code"),
+            root_uri=workspace.as_uri(),
+            workspace_folders=[types.WorkspaceFolder(uri=workspace.as_uri(), name="shop")],
+            initialization_options={"indexDir": str(tmp_path / "index")},
+        )
+    )
+    yield
+    await lsp_client.shutdown_session()

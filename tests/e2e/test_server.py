@@ -1,0 +1,146 @@
+"""The language server through the real protocol: index, answer, reject bad params, follow edits."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+from lsp_status import IndexStatusLog
+from lsprotocol import types
+from pygls.exceptions import JsonRpcInvalidParams, JsonRpcMethodNotFound
+from pytest_lsp import LanguageClient
+
+from smartctx.lsp.protocol import CONTEXT_FOR_TASK, INDEX_STATUS
+
+pytestmark = pytest.mark.asyncio
+
+DECLINED = "charge_card should raise PaymentDeclined when the gateway refuses"
+DECLINED_FIRST_BODY = "shop/payments.py::charge_card"
+
+
+async def context_for_task(client: LanguageClient, params: dict[str, Any]) -> dict[str, Any]:
+    result: dict[str, Any] = await client.protocol.send_request_async(CONTEXT_FOR_TASK, params)
+    return result
+
+
+async def test_context_for_task_answers_from_the_background_index(
+    client: LanguageClient, statuses: IndexStatusLog
+) -> None:
+    ready = await statuses.ready()
+    assert statuses.received[0]["state"] == "indexing"
+    assert ready["filesDone"] == ready["filesTotal"] > 0
+    assert ready["pendingFiles"] == 0
+
+    pack = await context_for_task(client, {"task": DECLINED})
+
+    assert pack["bodies"][0]["id"] == DECLINED_FIRST_BODY
+    assert pack["bodies"][0]["citation"].startswith("shop/payments.py:")
+    assert pack["metadata"]["freshness"]["pendingFiles"] == 0
+    assert pack["metadata"]["freshness"]["indexedFiles"] == ready["filesTotal"]
+    kinds = [report.kind for reports in client.progress_reports.values() for report in reports]
+    assert kinds[0] == "begin"
+    assert kinds[-1] == "end"
+
+
+async def test_index_status_request_matches_the_notifications(
+    client: LanguageClient, statuses: IndexStatusLog
+) -> None:
+    ready = await statuses.ready()
+
+    status = await client.protocol.send_request_async(INDEX_STATUS, None)
+
+    assert status == ready
+
+
+# Each case: params, and the field the error message must name.
+INVALID_PARAMS = {
+    "empty task": ({"task": ""}, "task"),
+    "no task": ({"options": {}}, "task"),
+    "hop depth out of range": ({"task": DECLINED, "options": {"hopDepth": 9}}, "options.hopDepth"),
+    "budget not a number": ({"task": DECLINED, "options": {"budgetTokens": "lots"}}, "options.budgetTokens"),
+    "unknown option": ({"task": DECLINED, "options": {"colour": "blue"}}, "options.colour"),
+    "history not available yet": ({"task": DECLINED, "options": {"includePRs": True}}, "includePRs"),
+    "focus outside the workspace": ({"task": DECLINED, "focus": {"uri": "file:///etc/passwd"}}, "focus.uri"),
+}
+
+
+async def test_invalid_params_get_an_error_naming_the_field_and_the_server_keeps_serving(
+    client: LanguageClient, statuses: IndexStatusLog, subtests: pytest.Subtests
+) -> None:
+    await statuses.ready()
+    # One server for every case: starting one costs more than all the requests together.
+    for case, (params, named) in INVALID_PARAMS.items():
+        with subtests.test(case):
+            with pytest.raises(JsonRpcInvalidParams) as error:
+                await context_for_task(client, params)
+
+            assert named in error.value.message
+            pack = await context_for_task(client, {"task": DECLINED})
+            assert pack["bodies"][0]["id"] == DECLINED_FIRST_BODY
+
+
+async def test_unknown_method_is_method_not_found(client: LanguageClient, statuses: IndexStatusLog) -> None:
+    await statuses.ready()
+
+    with pytest.raises(JsonRpcMethodNotFound):
+        await client.protocol.send_request_async("smartctx/noSuchMethod", {})
+
+    assert (await client.protocol.send_request_async(INDEX_STATUS, None))["state"] == "ready"
+
+
+async def test_saved_edit_is_found_by_the_next_request(
+    client: LanguageClient, statuses: IndexStatusLog, workspace: Path
+) -> None:
+    await statuses.ready()
+    payments = workspace / "shop" / "payments.py"
+    payments.write_text(
+        payments.read_text(encoding="utf-8")
+        + '\n\ndef refund_everything():\n    """Refund every charge ever made."""\n    return []\n',
+        encoding="utf-8",
+    )
+
+    client.text_document_did_save(
+        types.DidSaveTextDocumentParams(text_document=types.TextDocumentIdentifier(uri=payments.as_uri()))
+    )
+    await statuses.ready(2)
+    pack = await context_for_task(client, {"task": "refund_everything"})
+
+    assert pack["bodies"][0]["id"] == "shop/payments.py::refund_everything"
+
+
+async def test_unsaved_buffer_is_packed_and_closing_it_reverts_to_disk(
+    client: LanguageClient, statuses: IndexStatusLog, workspace: Path
+) -> None:
+    await statuses.ready()
+    payments = workspace / "shop" / "payments.py"
+    saved = payments.read_text(encoding="utf-8")
+    unsaved = saved.replace("raise PaymentDeclined when the gateway refuses", "UNSAVED-EDIT in the buffer")
+    assert unsaved != saved
+    document = types.TextDocumentIdentifier(uri=payments.as_uri())
+
+    client.text_document_did_open(
+        types.DidOpenTextDocumentParams(
+            text_document=types.TextDocumentItem(
+                uri=document.uri, language_id="python", version=1, text=saved
+            )
+        )
+    )
+    client.text_document_did_change(
+        types.DidChangeTextDocumentParams(
+            text_document=types.VersionedTextDocumentIdentifier(uri=document.uri, version=2),
+            content_changes=[types.TextDocumentContentChangeWholeDocument(text=unsaved)],
+        )
+    )
+    edited = await context_for_task(client, {"task": DECLINED})
+    client.text_document_did_close(types.DidCloseTextDocumentParams(text_document=document))
+    await statuses.ready(2)
+    reverted = await context_for_task(client, {"task": DECLINED})
+
+    assert "UNSAVED-EDIT" in body_source(edited, DECLINED_FIRST_BODY)
+    assert "UNSAVED-EDIT" not in body_source(reverted, DECLINED_FIRST_BODY)
+
+
+def body_source(pack: dict[str, Any], body_id: str) -> str:
+    source: str = next(body["source"] for body in pack["bodies"] if body["id"] == body_id)
+    return source
