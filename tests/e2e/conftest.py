@@ -45,13 +45,18 @@ def workspace(tmp_path: Path) -> Path:
 
 
 @pytest.fixture
+def index_dir(tmp_path: Path) -> Path:
+    return tmp_path / "index"
+
+
+@pytest.fixture
 def statuses() -> IndexStatusLog:
     return IndexStatusLog()
 
 
 @pytest_lsp.fixture(config=SERVER)
 async def client(
-    lsp_client: LanguageClient, workspace: Path, statuses: IndexStatusLog, tmp_path: Path
+    lsp_client: LanguageClient, workspace: Path, statuses: IndexStatusLog, index_dir: Path
 ) -> AsyncIterator[None]:
     @lsp_client.feature(INDEX_STATUS)
     def on_index_status(params: Any) -> None:
@@ -62,7 +67,7 @@ async def client(
             capabilities=client_capabilities("visual-studio-code"),
             root_uri=workspace.as_uri(),
             workspace_folders=[types.WorkspaceFolder(uri=workspace.as_uri(), name="shop")],
-            initialization_options={"indexDir": str(tmp_path / "index")},
+            initialization_options={"indexDir": str(index_dir)},
         )
     )
     yield

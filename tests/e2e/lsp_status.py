@@ -7,6 +7,7 @@ from typing import Any
 
 # Long enough for a loaded CI machine, short enough that a hang fails quickly.
 WAIT_S = 30.0
+STATE_READY = "ready"
 
 
 class IndexStatusLog:
@@ -14,23 +15,26 @@ class IndexStatusLog:
 
     def __init__(self) -> None:
         self.received: list[dict[str, Any]] = []
-        self._waiters: list[tuple[int, asyncio.Future[dict[str, Any]]]] = []
+        self._waiters: list[tuple[str, int, asyncio.Future[dict[str, Any]]]] = []
 
-    @property
-    def ready_count(self) -> int:
-        return sum(1 for status in self.received if status["state"] == "ready")
+    def count(self, state: str) -> int:
+        return sum(1 for status in self.received if status["state"] == state)
 
     def record(self, params: Any) -> None:
         self.received.append(params)
-        for count, future in list(self._waiters):
-            if self.ready_count >= count and not future.done():
+        for state, count, future in list(self._waiters):
+            if self.count(state) >= count and not future.done():
                 future.set_result(params)
-                self._waiters.remove((count, future))
+                self._waiters.remove((state, count, future))
 
     async def ready(self, count: int = 1) -> dict[str, Any]:
-        """The status once ``count`` ready notifications have arrived in total."""
-        if self.ready_count >= count:
-            return next(s for s in reversed(self.received) if s["state"] == "ready")
+        """The status once ``count`` "ready" notifications have arrived in total."""
+        return await self.state(STATE_READY, count)
+
+    async def state(self, state: str, count: int = 1) -> dict[str, Any]:
+        """The status once ``count`` notifications with this state have arrived in total."""
+        if self.count(state) >= count:
+            return next(s for s in reversed(self.received) if s["state"] == state)
         future: asyncio.Future[dict[str, Any]] = asyncio.get_running_loop().create_future()
-        self._waiters.append((count, future))
+        self._waiters.append((state, count, future))
         return await asyncio.wait_for(future, WAIT_S)

@@ -8,10 +8,10 @@ from typing import Any
 import pytest
 from lsp_status import IndexStatusLog
 from lsprotocol import types
-from pygls.exceptions import JsonRpcInvalidParams, JsonRpcMethodNotFound
+from pygls.exceptions import JsonRpcInvalidParams, JsonRpcMethodNotFound, JsonRpcServerError
 from pytest_lsp import LanguageClient
 
-from smartctx.lsp.protocol import CONTEXT_FOR_TASK, INDEX_STATUS
+from smartctx.lsp.protocol import CONTEXT_FOR_TASK, INDEX_STATUS, INDEX_UNAVAILABLE_CODE
 
 pytestmark = pytest.mark.asyncio
 
@@ -144,3 +144,18 @@ async def test_unsaved_buffer_is_packed_and_closing_it_reverts_to_disk(
 def body_source(pack: dict[str, Any], body_id: str) -> str:
     source: str = next(body["source"] for body in pack["bodies"] if body["id"] == body_id)
     return source
+
+
+@pytest.mark.parametrize("index_dir", [Path("/dev/null/index")])
+async def test_an_index_that_cannot_be_opened_is_reported_and_every_request_says_why(
+    client: LanguageClient, statuses: IndexStatusLog, index_dir: Path
+) -> None:
+    failed = await statuses.state("failed")
+
+    with pytest.raises(JsonRpcServerError) as error:
+        await context_for_task(client, {"task": DECLINED})
+
+    assert str(index_dir) in failed["message"]
+    assert error.value.message == failed["message"]
+    assert error.value.code == INDEX_UNAVAILABLE_CODE
+    assert (await client.protocol.send_request_async(INDEX_STATUS, None)) == failed

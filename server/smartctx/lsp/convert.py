@@ -33,6 +33,8 @@ class StatusCounts:
     files_done: int
     files_total: int
     pending_files: int
+    # Why the index could not be opened, if it could not.
+    error: str | None = None
 
 
 def settings_from_initialization_options(options: Any) -> tuple[Settings, list[str]]:
@@ -143,9 +145,12 @@ def _path_of(uri: Any, field: str, root: Path) -> str:
 
 
 def status_to_wire(counts: StatusCounts) -> IndexStatus:
-    return {
-        "state": "indexing" if counts.indexing else "ready",
+    status: IndexStatus = {
+        "state": "failed" if counts.error else "indexing" if counts.indexing else "ready",
         "filesDone": counts.files_done,
         "filesTotal": counts.files_total,
         "pendingFiles": counts.pending_files,
     }
+    if counts.error:
+        status["message"] = counts.error
+    return status

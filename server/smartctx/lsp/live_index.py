@@ -22,6 +22,7 @@ from smartctx.indexing.sources import WorkspaceSources
 from smartctx.lsp.convert import StatusCounts
 from smartctx.lsp.tasks import BackgroundTasks
 from smartctx.retrieval.pipeline import build_context
+from smartctx.store.database import IndexUnavailableError
 from smartctx.store.index_store import IndexStore
 from smartctx.store.snapshot import IndexSnapshot
 
@@ -122,14 +123,21 @@ class LiveIndex:
     def _open_and_reconcile(self) -> None:
         try:
             store = IndexStore(self.root, self._index_dir)
-        except Exception as error:
-            self._open_error = f"cannot open the index of {self.root}: {error}"
+        except IndexUnavailableError as error:
+            # A folder the user can fix: one line in the log, the reason in every status and answer.
+            with self._lock:
+                self._open_error = f"cannot open the index of {self.root}: {error}"
+            log.error("%s", self._open_error)
             self._opened.set()
-            raise
+            self._finish_phase()
+            return
         if store.rebuilt_reason:
             log.warning("rebuilding the index: %s", store.rebuilt_reason)
         self._store = store
-        self._indexer = Indexer(self.root, store, IndexConfig())
+        # Parse on this thread: a process pool forked from the server (which already runs the event
+        # loop's threads) hung with every worker idle, measured on a 5k-file folder. The indexer needs a
+        # spawn or forkserver pool before the server can use workers.
+        self._indexer = Indexer(self.root, store, IndexConfig(workers=0))
         self._index_path = store.path
         self._opened.set()
         self._publish(force=True)
@@ -151,6 +159,12 @@ class LiveIndex:
 
     def _drain(self) -> None:
         """Apply queued paths until none are left, then refresh scores once for the whole burst."""
+        if self._indexer is None:
+            # The index could not be opened; that was reported once, and every request says so.
+            with self._lock:
+                self._queued.clear()
+                self._drain_scheduled = False
+            return
         try:
             while not self._stop.is_set():
                 with self._lock:
@@ -161,8 +175,6 @@ class LiveIndex:
                         break
                     self._busy, self._done, self._total = True, 0, len(batch)
                 self._publish(force=True)
-                if self._indexer is None:
-                    raise IndexNotAvailableError(self._open_error or "the index is not open")
                 self._indexer.update_paths(batch, recompute_scores=False)
             if self._store is not None and not self._stop.is_set() and self._store.writer.scores_dirty():
                 self._store.writer.recompute_scores()
@@ -198,7 +210,7 @@ class LiveIndex:
 
     def _counts(self) -> StatusCounts:
         pending = (self._total - self._done if self._busy else 0) + len(self._queued)
-        return StatusCounts(self._busy, self._done, self._total, pending)
+        return StatusCounts(self._busy, self._done, self._total, pending, self._open_error)
 
     def _counter(self, tokenizer: str) -> TokenCounter:
         with self._lock:

@@ -29,7 +29,12 @@ OPTION_FIELDS = {
     "tokenizer": "tokenizer",
 }
 
-IndexState = Literal["indexing", "ready"]
+# "failed": the index could not be opened; ``message`` says why and requests answer with that error.
+# The JSON-RPC error code of an answer that cannot be given because the index could not be opened
+# (from the range JSON-RPC leaves to servers); the message says why.
+INDEX_UNAVAILABLE_CODE = -32010
+
+IndexState = Literal["indexing", "ready", "failed"]
 
 
 class WirePosition(TypedDict):
@@ -50,13 +55,18 @@ class ContextForTaskParams(TypedDict, total=False):
     focus: WireFocus
 
 
-class IndexStatus(TypedDict):
-    """Both the ``smartctx/indexStatus`` notification and the result of the request of that name."""
-
+class _IndexCounts(TypedDict):
     state: IndexState
     filesDone: int
     filesTotal: int
     pendingFiles: int
+
+
+class IndexStatus(_IndexCounts, total=False):
+    """Both the ``smartctx/indexStatus`` notification and the result of the request of that name."""
+
+    # Only with state "failed".
+    message: str
 
 
 class InitializationOptions(TypedDict, total=False):

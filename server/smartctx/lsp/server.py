@@ -21,7 +21,7 @@ from typing import Any
 
 import cattrs
 from lsprotocol import converters, types
-from pygls.exceptions import JsonRpcInternalError, JsonRpcInvalidParams, JsonRpcRequestCancelled
+from pygls.exceptions import JsonRpcException, JsonRpcInvalidParams, JsonRpcRequestCancelled
 from pygls.lsp.server import LanguageServer
 from pygls.protocol import (
     JsonRPCNotification,
@@ -40,7 +40,7 @@ from smartctx.lsp.convert import (
     workspace_path,
 )
 from smartctx.lsp.live_index import IndexNotAvailableError, LiveIndex
-from smartctx.lsp.protocol import CONTEXT_FOR_TASK, INDEX_STATUS, IndexStatus
+from smartctx.lsp.protocol import CONTEXT_FOR_TASK, INDEX_STATUS, INDEX_UNAVAILABLE_CODE, IndexStatus
 from smartctx.lsp.tasks import BackgroundTasks
 from smartctx.output.pack_json import pack_to_wire
 from smartctx.retrieval.pipeline import CancelledError as PipelineCancelledError
@@ -48,13 +48,18 @@ from smartctx.retrieval.pipeline import CancelledError as PipelineCancelledError
 log = logging.getLogger(__name__)
 
 
+class IndexUnavailableResponse(JsonRpcException):
+    """The answer to a request while the index cannot be opened; the message says why."""
+
+    CODE = INDEX_UNAVAILABLE_CODE
+
+
 def json_converter() -> cattrs.Converter:
     """pygls's converter, except that the params of methods lsprotocol does not know stay plain JSON.
 
-    It is lsprotocol's converter with the three hooks pygls's ``default_converter`` adds, changed.
-
-    By default pygls turns them into namedtuples, renaming keys that are not identifiers; the
-    ``smartctx/*`` methods want the JSON the client sent, which ``convert.py`` validates.
+    pygls's ``default_converter`` turns them into namedtuples, renaming keys that are not
+    identifiers; the ``smartctx/*`` methods want the JSON the client sent, which ``convert.py``
+    validates. This is lsprotocol's converter with those three message hooks replaced.
     """
     converter = converters.get_converter()
     for message in (JsonRPCRequestMessage, JsonRPCNotification, JsonRPCResponseMessage):
@@ -91,8 +96,10 @@ class SmartctxServer(LanguageServer):
 
         def on_status(counts: StatusCounts) -> None:
             # Called on the index thread: hand the notification to the event loop.
-            if not loop.is_closed():
+            try:
                 loop.call_soon_threadsafe(self.publish_status, counts)
+            except RuntimeError:
+                log.debug("the event loop has closed; status not sent")
 
         root = Path(os.path.realpath(fs_path))
         self.index = LiveIndex(root, self.settings.index_dir, on_status, self.tasks)
@@ -167,7 +174,7 @@ class SmartctxServer(LanguageServer):
         except PipelineCancelledError:
             raise JsonRpcRequestCancelled("the request was cancelled") from None
         except IndexNotAvailableError as error:
-            raise JsonRpcInternalError(str(error)) from None
+            raise IndexUnavailableResponse(str(error)) from None
 
     def close_index(self) -> None:
         if self.index is not None:
@@ -256,7 +263,7 @@ class _QuietExpectedErrors(logging.Filter):
 
     def filter(self, record: logging.LogRecord) -> bool:
         error = record.exc_info[1] if record.exc_info else None
-        if isinstance(error, (JsonRpcInvalidParams, JsonRpcRequestCancelled)):
+        if isinstance(error, (JsonRpcInvalidParams, JsonRpcRequestCancelled, IndexUnavailableResponse)):
             log.info("answered with an error: %s", error.message)
             return False
         return True
