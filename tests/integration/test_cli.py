@@ -146,20 +146,27 @@ def index_state(index_file: Path) -> tuple[int, int] | None:
     return int(files), int(pending)
 
 
-def processes_mentioning(text: str) -> list[int]:
-    """Live processes whose command line contains ``text`` (Linux /proc)."""
-    found: list[int] = []
-    for entry in Path("/proc").iterdir():
-        if not entry.name.isdigit():
-            continue
+def children_of(pid: int) -> set[int]:
+    """Live child processes of ``pid`` (Linux /proc)."""
+    found: set[int] = set()
+    try:
+        tasks = list(Path(f"/proc/{pid}/task").iterdir())
+    except OSError:
+        return found
+    for task in tasks:
         try:
-            command = (entry / "cmdline").read_bytes().decode(errors="replace")
-            state = (entry / "stat").read_text().split(") ", 1)[1][0]
+            found.update(int(child) for child in (task / "children").read_text().split())
         except OSError:
             continue
-        if text in command and state != "Z":
-            found.append(int(entry.name))
     return found
+
+
+def alive(pid: int) -> bool:
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().split(") ", 1)[1][0]
+    except OSError:
+        return False
+    return state != "Z"
 
 
 KILL_POINTS = {
@@ -189,13 +196,14 @@ def test_kill_9_mid_index_then_rerun_equals_fresh_index(tmp_path: Path, point: s
         assert time.monotonic() < deadline, "the indexer never reached the kill point"
         time.sleep(0.005)
     killed = process.poll() is None
+    workers = children_of(process.pid)
     if killed:
         os.kill(process.pid, signal.SIGKILL)
     process.wait(timeout=30)
     assert killed or point == "all-files", "the indexer finished before it could be killed"
     # Parser workers notice their parent is gone and exit instead of waiting forever.
     deadline = time.monotonic() + 10
-    while processes_mentioning(str(index_dir)):
+    while any(alive(pid) for pid in workers):
         assert time.monotonic() < deadline, "parser workers outlived the killed indexer"
         time.sleep(0.05)
     rerun = run("index", str(root), "--index-dir", str(index_dir))

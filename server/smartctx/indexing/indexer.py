@@ -8,6 +8,7 @@ one. Unchanged files (same size and mtime, or same content hash) are never parse
 from __future__ import annotations
 
 import hashlib
+import multiprocessing
 import os
 import subprocess
 import threading
@@ -378,11 +379,19 @@ class Indexer:
                 yield _read_and_parse(self.root, path, language, max_bytes, self._parser)
             return
         tasks = [jobs[start : start + FILES_PER_TASK] for start in range(0, len(jobs), FILES_PER_TASK)]
-        with ProcessPoolExecutor(max_workers=workers, initializer=_start_worker) as pool:
+        # Workers are spawned, not forked: a fork of a process that runs other threads (the language
+        # server's) can copy a held lock into the child and hang it.
+        pool = ProcessPoolExecutor(
+            max_workers=workers, mp_context=multiprocessing.get_context("spawn"), initializer=_start_worker
+        )
+        try:
             for batch in pool.map(
                 _parse_task, [str(self.root)] * len(tasks), [max_bytes] * len(tasks), tasks
             ):
                 yield from batch
+        finally:
+            # Abandoned part way (an error, an interrupt): drop the parses not yet started.
+            pool.shutdown(wait=True, cancel_futures=True)
 
     def _worker_count(self, jobs: int) -> int:
         if self.config.workers is not None:

@@ -134,10 +134,9 @@ class LiveIndex:
         if store.rebuilt_reason:
             log.warning("rebuilding the index: %s", store.rebuilt_reason)
         self._store = store
-        # Parse on this thread: a process pool forked from the server (which already runs the event
-        # loop's threads) hung with every worker idle, measured on a 5k-file folder. The indexer needs a
-        # spawn or forkserver pool before the server can use workers.
-        self._indexer = Indexer(self.root, store, IndexConfig(workers=0))
+        # The indexer spawns its parser workers (a fork of this threaded process could hang them),
+        # so a large first index parses on both cores.
+        self._indexer = Indexer(self.root, store, IndexConfig())
         self._index_path = store.path
         self._opened.set()
         self._publish(force=True)
