@@ -41,7 +41,6 @@ from __future__ import annotations
 import os
 import re
 import stat
-import subprocess
 from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass
 from functools import partial
@@ -51,10 +50,11 @@ from pathlib import Path
 from pathspec.patterns.gitignore import GitIgnorePatternError
 from pathspec.patterns.gitignore.spec import GitIgnoreSpecPattern
 
+from smartctx.indexing.git import git_output
+
 GITIGNORE_NAME = ".gitignore"
 SMARTCTXIGNORE_NAME = ".smartctxignore"
 DEFAULT_MAX_FILE_BYTES = 1_000_000
-GIT_CONFIG_TIMEOUT_S = 5.0
 
 # Folders skipped by name alone, wherever they appear.
 BUILTIN_SKIPPED_NAMES = frozenset(
@@ -433,18 +433,9 @@ def _find_repository(root: Path) -> tuple[Path, Path] | None:
 
 def _configured_excludes_file(root: Path) -> Path:
     """`core.excludesFile` as git resolves it for `root`, or git's default location."""
-    try:
-        completed = subprocess.run(
-            ["git", "-C", str(root), "config", "--path", "--get", "core.excludesFile"],
-            capture_output=True,
-            text=True,
-            timeout=GIT_CONFIG_TIMEOUT_S,
-            check=False,
-        )
-    except (OSError, subprocess.SubprocessError):
-        completed = None
-    if completed is not None and completed.returncode == 0 and completed.stdout.strip():
-        return root / Path(completed.stdout.strip()).expanduser()
+    configured = git_output(root, "config", "--path", "--get", "core.excludesFile")
+    if configured is not None:
+        return root / Path(configured).expanduser()
     config_home = os.environ.get("XDG_CONFIG_HOME") or str(Path.home() / ".config")
     return Path(config_home) / "git" / "ignore"
 

@@ -10,7 +10,6 @@ from __future__ import annotations
 import hashlib
 import multiprocessing
 import os
-import subprocess
 import threading
 import time
 from collections import Counter
@@ -22,6 +21,7 @@ from pathlib import Path
 
 from smartctx.core.files import FileEntry, FileState, IndexedFile, line_offsets, span_digest
 from smartctx.core.model import Span, Symbol, SymbolKind
+from smartctx.indexing.git import git_head
 from smartctx.indexing.scanner import (
     IgnoreRules,
     ScanConfig,
@@ -50,7 +50,6 @@ FILES_PER_INITIAL_COMMIT = 1000
 # "racy clean" problem); such files are re-hashed instead of trusted.
 RACY_MARGIN_NS = 2_000_000_000
 
-GIT_TIMEOUT_S = 5
 # Parsed files handed to the store at a time inside one transaction.
 FILES_PER_WRITE = 200
 
@@ -135,22 +134,6 @@ def _reporting(
     for done, result in enumerate(results, start=1):
         yield result
         progress(done, total)
-
-
-def git_head(root: Path) -> str | None:
-    """The commit checked out in ``root``, or None outside git (or without git installed)."""
-    try:
-        result = subprocess.run(
-            ["git", "-C", str(root), "rev-parse", "--verify", "--quiet", "HEAD"],
-            capture_output=True,
-            text=True,
-            timeout=GIT_TIMEOUT_S,
-            check=False,
-        )
-    except (OSError, subprocess.SubprocessError):
-        return None
-    head = result.stdout.strip()
-    return head if result.returncode == 0 and head else None
 
 
 def _is_supported(path: str) -> bool:
