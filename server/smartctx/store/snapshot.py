@@ -247,7 +247,7 @@ class IndexSnapshot:
         return [
             SearchHit(int(rowid), -float(rank))
             for rowid, rank in self._db.execute(
-                "SELECT rowid, rank FROM (SELECT rowid, bm25(search, 10.0, 4.0, 2.0, 1.0, 0.5, 2.0) AS rank"
+                "SELECT rowid, rank FROM (SELECT rowid, bm25(search, 10.0, 4.0, 2.0, 1.0, 1.0, 2.0) AS rank"
                 " FROM search WHERE search MATCH ?) ORDER BY rank, rowid LIMIT ?",
                 (query, limit),
             )
