@@ -249,11 +249,6 @@ class IndexWriter:
             raise
         self._db.execute("COMMIT")
 
-    def has_pending_work(self) -> bool:
-        pending_refs = self._db.execute("SELECT 1 FROM files WHERE refs_pending = 1 LIMIT 1").fetchone()
-        dirty = self._db.execute("SELECT 1 FROM dirty_names LIMIT 1").fetchone()
-        return pending_refs is not None or dirty is not None or self.scores_dirty()
-
     def scores_dirty(self) -> bool:
         row = self._db.execute("SELECT value FROM meta WHERE key = 'scores_dirty'").fetchone()
         return row is not None and row[0] == "1"
