@@ -19,6 +19,7 @@ from smartctx.indexing.scanner import (
     is_secret_path,
     scan,
 )
+from workspaces import write_tree
 
 INDEXED = "indexed"
 NOT_SEEN = "not seen"
@@ -45,13 +46,7 @@ def root(tmp_path: Path) -> Path:
 
 
 def write(root: Path, files: dict[str, str | bytes]) -> None:
-    for rel, content in files.items():
-        path = root / rel
-        path.parent.mkdir(parents=True, exist_ok=True)
-        if isinstance(content, bytes):
-            path.write_bytes(content)
-        else:
-            path.write_text(content)
+    write_tree(root, files)
 
 
 def run(

@@ -61,13 +61,15 @@ def diversify(
     for item in capped:
         if len(bodies) >= max_bodies:
             break
-        if item in bodies or per_file[item.node.path] >= MAX_BODIES_PER_FILE or not _body_worthy(item):
+        if per_file[item.node.path] >= MAX_BODIES_PER_FILE or not _body_worthy(item):
             continue
+        # Overlapping includes being the same item as a chosen body.
         if any(_overlaps(item, body) for body in bodies):
             continue
         take_body(item)
     bodies.sort(key=lambda item: (-item.score, item.node.id))
-    rest = [item for item in capped if item not in bodies and not any(_inside(item, body) for body in bodies)]
+    # Inside a body includes being that body.
+    rest = [item for item in capped if not any(_inside(item, body) for body in bodies)]
     summaries: list[ScoredNode] = []
     shown: Counter[str] = Counter(item.node.path for item in bodies)
     while rest and len(summaries) < max_summaries:
