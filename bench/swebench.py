@@ -29,12 +29,12 @@ from itertools import groupby
 from pathlib import Path
 from typing import Any
 
-from smartctx.core.context import ContextOptions, ContextRequest
+from smartctx.core.context import ContextOptions, ContextRequest, Focus
 from smartctx.core.model import SymbolKind
 from smartctx.core.tokens import TokenCounter
 from smartctx.indexing.indexer import IndexConfig, Indexer
 from smartctx.indexing.sources import WorkspaceSources
-from smartctx.retrieval.pipeline import build_context
+from smartctx.retrieval.pipeline import build_context, rank
 from smartctx.store.index_store import IndexStore
 from smartctx.store.snapshot import IndexSnapshot
 from swebench_baselines import WholeFileBaseline, seed_recipe
@@ -56,6 +56,8 @@ DEFAULT_DATA = BENCH_DIR.parent.parent / "shared" / "bench" / "swe_lite.jsonl"
 DEFAULT_OUT = BENCH_DIR / "out" / "swebench.json"
 DEFAULT_BUDGETS = (8000, 16000, 32000)
 STRATIFIED_STEP = 5
+# Candidates kept per instance with --dump-ranking: every ranked item a default pack could use.
+RANKING_DUMP_SIZE = 200
 SYSTEMS = ("smartctx", "baseline-a", "baseline-b")
 ACC_KS = (1, 3, 5, 10, 20)
 
@@ -150,19 +152,40 @@ def run_smartctx_or_miss(
         return replace(missed, error=f"{type(error).__name__}: {error}")
 
 
-def gold_in_index(snapshot: IndexSnapshot, gold: Gold) -> float:
+def dump_ranking(task: str, snapshot: IndexSnapshot) -> list[dict[str, Any]]:
+    """The scored candidates before diversify, best first, with each score's parts: enough to replay
+    other weights (each part is its weight times a normalised signal) and other body choices offline."""
+    ranking = rank(task, snapshot, ContextOptions(), Focus())
+    named = ranking.found.named
+    return [
+        {
+            "id": f"{item.node.path}::{_scoring_name(item.node.kind.value, item.node.qualified_name)}",
+            "kind": item.node.kind.value,
+            "lines": [item.node.start_line, item.node.end_line],
+            "score": round(item.score, 5),
+            "parts": {name: round(value, 5) for name, value in item.parts.items()},
+            "reservedName": item.node.id in named,
+        }
+        for item in ranking.ranked[:RANKING_DUMP_SIZE]
+    ]
+
+
+def gold_spans(snapshot: IndexSnapshot, gold: Gold) -> tuple[tuple[str, int, int], ...]:
+    """Each gold function the index holds under the gold's name, with its lines in the base commit."""
+    spans: dict[str, tuple[int, int]] = {}
+    for path in sorted({function.split("::", 1)[0] for function in gold.functions}):
+        for node in snapshot.nodes_in_file(path):
+            name = f"{path}::{_scoring_name(node.kind.value, node.qualified_name)}"
+            if name in gold.functions and name not in spans:
+                spans[name] = (node.start_line, node.end_line)
+    return tuple((name, start, end) for name, (start, end) in sorted(spans.items()))
+
+
+def gold_in_index(gold: Gold) -> float:
     """The share of gold functions that exist in the index under the gold's name: the ceiling of
     function hit for any system that packs index nodes."""
-    names: dict[str, set[str]] = {}
-    for function in gold.functions:
-        path = function.split("::", 1)[0]
-        if path not in names:
-            names[path] = {
-                f"{path}::{_scoring_name(node.kind.value, node.qualified_name)}"
-                for node in snapshot.nodes_in_file(path)
-            }
-    found = sum(1 for function in gold.functions if function in names[function.split("::", 1)[0]])
-    return found / len(gold.functions) if gold.functions else math.nan
+    found = {name for name, _, _ in gold.spans}
+    return len(found) / len(gold.functions) if gold.functions else math.nan
 
 
 @dataclass(frozen=True)
@@ -239,6 +262,7 @@ class Bench:
         task = str(instance["problem_statement"])
         results: dict[str, Result] = {}
         with store.snapshot() as snapshot:
+            gold = replace(gold, spans=gold_spans(snapshot, gold))
             started = time.perf_counter()
             baseline_a.refresh(tree, snapshot.file_paths())
             corpus_s = time.perf_counter() - started
@@ -260,7 +284,8 @@ class Bench:
                 results[f"baseline-b@{budget}"] = _scored(
                     pack.items, gold, pack.tokens, (time.perf_counter() - started) * 1000
                 )
-            in_index = gold_in_index(snapshot, gold)
+            in_index = gold_in_index(gold)
+            ranking = dump_ranking(task, snapshot) if self.args.dump_ranking else None
         non_test = [path for path in ranked if not is_test_path(path)]
         row = {
             "instance_id": instance["instance_id"],
@@ -276,6 +301,7 @@ class Bench:
             "gold": {
                 "files": list(gold.files),
                 "functions": list(gold.functions),
+                "spans": [list(span) for span in gold.spans],
                 "changed_lines": len(gold.changed_lines()),
                 "functions_in_index": in_index,
             },
@@ -285,6 +311,8 @@ class Bench:
             },
             "results": {name: asdict(result) for name, result in results.items()},
         }
+        if ranking is not None:
+            row["ranking"] = ranking
         self.progress(row)
         return row
 
@@ -538,6 +566,11 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
         help="one persistent index folder per repository",
     )
     parser.add_argument("--out", type=Path, default=DEFAULT_OUT, help="where the JSON goes")
+    parser.add_argument(
+        "--dump-ranking",
+        action="store_true",
+        help=f"keep each instance's top {RANKING_DUMP_SIZE} scored candidates in the JSON (for tuning)",
+    )
     return parser.parse_args(argv)
 
 

@@ -65,6 +65,9 @@ class Gold:
     files: tuple[str, ...]
     functions: tuple[str, ...]
     changed: tuple[tuple[str, int, int], ...]
+    # Where each gold function is in the base commit, ``(function id, start, end)``, when the index
+    # knows it: a packed body that spans those lines (a class with its methods) holds the function.
+    spans: tuple[tuple[str, int, int], ...] = ()
 
     @classmethod
     def from_instance(cls, row: Mapping[str, Any]) -> Gold:
@@ -117,8 +120,17 @@ def first_gold_rank(paths: Iterable[str], gold_files: Iterable[str]) -> int | No
 def _present(items: Iterable[PackItem], gold: Gold) -> bool:
     wanted = set(gold.functions)
     gold_function_files = {name.split("::", 1)[0] for name in gold.functions}
+    spans = [(name.split("::", 1)[0], start, end) for name, start, end in gold.spans if name in wanted]
     return any(
-        item.function_id in wanted or (item.whole_file and item.file_path in gold_function_files)
+        item.function_id in wanted
+        or (item.whole_file and item.file_path in gold_function_files)
+        or (
+            item.body
+            and any(
+                path == item.file_path and item.start_line <= start and end <= item.end_line
+                for path, start, end in spans
+            )
+        )
         for item in items
     )
 

@@ -128,6 +128,25 @@ def test_whole_file_holds_every_function_in_full(scoring: ModuleType) -> None:
     assert (score.function_hit, score.body_hit, score.line_coverage) == (True, True, 1.0)
 
 
+@pytest.mark.parametrize(
+    ("spec", "body", "holds"),
+    [
+        ("pkg/core.py::Engine:10-60", True, True),
+        ("pkg/core.py::Engine:10-30", True, False),
+        ("pkg/core.py::Engine:10-60", False, False),
+        ("pkg/other.py::Engine:10-60", True, False),
+    ],
+    ids=["class body", "class body cut before the end", "class summary", "another file"],
+)
+def test_a_body_spanning_the_gold_function_holds_it(
+    scoring: ModuleType, spec: str, body: bool, holds: bool
+) -> None:
+    gold = scoring.Gold.from_instance(GOLD_ROW)
+    gold = scoring.Gold(gold.files, gold.functions, gold.changed, (("pkg/core.py::Engine.run", 20, 45),))
+    score = scoring.score_pack([item(scoring, spec, body=body)], gold)
+    assert (score.function_hit, score.body_hit) == (holds, holds)
+
+
 def test_module_level_gold_matches_a_module_item(scoring: ModuleType) -> None:
     gold = scoring.Gold.from_instance(
         {

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -30,9 +31,22 @@ def test_frames_paths_and_dotted_names() -> None:
     assert "models.Field.get_db_prep_value" in task.dotted_names
 
 
-def test_tests_are_wanted_only_when_mentioned() -> None:
-    assert parse_task("flaky test for the parser").mentions_tests
-    assert not parse_task("the parser drops comments").mentions_tests
+@pytest.mark.parametrize(
+    ("task", "about_tests"),
+    [
+        ("flaky test for the parser", True),
+        ("Tests fail on Windows", True),
+        ("add a unittest for the parser", True),
+        ("test_parse_header fails since 2.1", True),
+        ("see pkg/tests/parser_spec.py", True),
+        ("the parser drops comments", False),
+        ("this path is undocumented and untested", False),
+        ("pytest crashes when collecting a package", False),
+        ("broken in the latest release", False),
+    ],
+)
+def test_tests_are_wanted_only_when_the_task_is_about_them(task: str, about_tests: bool) -> None:
+    assert parse_task(task).mentions_tests is about_tests
 
 
 @settings(max_examples=300, deadline=None)

@@ -13,10 +13,13 @@ from dataclasses import dataclass
 from smartctx.core.model import SymbolKind
 from smartctx.retrieval.score import ScoredNode
 
-MAX_BODIES_PER_FILE = 2
+# The file that matches best usually holds the fix, often in its third-best definition; the cap is
+# always one below maxBodies, so another file keeps at least one body slot.
+MAX_BODIES_PER_FILE = 3
 # A class (or struct, interface …) longer than this is shown by signature, not as a body: its whole
-# text would be cut to fit anyway, and the methods that matter can take the body slots.
-MAX_CONTAINER_BODY_LINES = 120
+# text would be cut to fit anyway, and the methods that matter can take the body slots. A shorter
+# class is worth its slot: every method in it comes in full.
+MAX_CONTAINER_BODY_LINES = 200
 _CONTAINERS = frozenset(
     {
         SymbolKind.CLASS,
@@ -51,6 +54,7 @@ def diversify(
         capped.append(best_named)
     bodies: list[ScoredNode] = []
     per_file: Counter[str] = Counter()
+    per_file_cap = max(1, min(MAX_BODIES_PER_FILE, max_bodies - 1))
 
     def take_body(item: ScoredNode) -> None:
         bodies.append(item)
@@ -61,14 +65,16 @@ def diversify(
     for item in capped:
         if len(bodies) >= max_bodies:
             break
-        if per_file[item.node.path] >= MAX_BODIES_PER_FILE or not _body_worthy(item):
+        if per_file[item.node.path] >= per_file_cap or not _body_worthy(item):
             continue
         # Overlapping includes being the same item as a chosen body.
         if any(_overlaps(item, body) for body in bodies):
             continue
         take_body(item)
     bodies.sort(key=lambda item: (-item.score, item.node.id))
-    # Inside a body includes being that body.
+    # Inside a body includes being that body. A second definition of a name already summarised
+    # (a property's setter, an overload) would repeat its signature, so it gives way to the next.
+    named_in_file = {(item.node.path, item.node.qualified_name) for item in bodies}
     rest = [item for item in capped if not any(_inside(item, body) for body in bodies)]
     summaries: list[ScoredNode] = []
     shown: Counter[str] = Counter(item.node.path for item in bodies)
@@ -78,6 +84,10 @@ def diversify(
             key=lambda i: (rest[i].score * SAME_FILE_SUMMARY_DECAY ** shown[rest[i].node.path], -i),
         )
         chosen = rest.pop(best)
+        key = (chosen.node.path, chosen.node.qualified_name)
+        if key in named_in_file:
+            continue
+        named_in_file.add(key)
         summaries.append(chosen)
         shown[chosen.node.path] += 1
     summaries.sort(key=lambda item: (-item.score, item.node.id))

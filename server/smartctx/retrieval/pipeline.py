@@ -9,10 +9,13 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
+from dataclasses import dataclass
 
 from smartctx.core.context import (
+    ContextOptions,
     ContextPack,
     ContextRequest,
+    Focus,
     Freshness,
     InvalidRequestError,
     SubgraphEdge,
@@ -20,11 +23,11 @@ from smartctx.core.context import (
 from smartctx.core.tokens import TokenCounter
 from smartctx.retrieval.cite import cite
 from smartctx.retrieval.diversify import diversify
-from smartctx.retrieval.expand import expand
+from smartctx.retrieval.expand import Expansion, expand
 from smartctx.retrieval.pack import node_id, pack
-from smartctx.retrieval.query import parse_task
-from smartctx.retrieval.score import score
-from smartctx.retrieval.search import search
+from smartctx.retrieval.query import ParsedTask, parse_task
+from smartctx.retrieval.score import ScoredNode, score
+from smartctx.retrieval.search import SearchResult, search
 from smartctx.retrieval.sources import SourceReader
 from smartctx.store.snapshot import IndexSnapshot
 
@@ -33,6 +36,38 @@ MAX_TASK_CHARS = 100_000
 
 class CancelledError(Exception):
     """The caller cancelled the request; raised at the next stage boundary."""
+
+
+@dataclass(frozen=True)
+class Ranking:
+    """The first three stages' answer: every reachable candidate scored, best first."""
+
+    task: ParsedTask
+    found: SearchResult
+    expansion: Expansion
+    ranked: list[ScoredNode]
+
+
+def rank(
+    task_text: str,
+    snapshot: IndexSnapshot,
+    options: ContextOptions,
+    focus: Focus,
+    stage: Callable[[str], None] = lambda name: None,
+) -> Ranking:
+    """Search, expand and score; ``stage`` is called after each (timing, cancellation)."""
+    task = parse_task(task_text[:MAX_TASK_CHARS])
+    found = search(snapshot, task, options.candidate_limit)
+    stage("search")
+    strongest = max(found.lexical.values(), default=1.0)
+    seeds = dict(found.lexical)
+    for forced in found.named | found.framed:
+        seeds[forced] = max(seeds.get(forced, 0.0), strongest)
+    expansion = expand(snapshot, seeds, found.nodes, options.hop_depth, options.hop_frontier_cap)
+    stage("expand")
+    ranked = score(found, expansion, focus, tests_wanted=task.mentions_tests)
+    stage("score")
+    return Ranking(task, found, expansion, ranked)
 
 
 def build_context(
@@ -65,17 +100,8 @@ def build_context(
         if should_cancel is not None and should_cancel():
             raise CancelledError(f"cancelled after {name}")
 
-    task = parse_task(request.task[:MAX_TASK_CHARS])
-    found = search(snapshot, task, options.candidate_limit)
-    stage("search")
-    strongest = max(found.lexical.values(), default=1.0)
-    seeds = dict(found.lexical)
-    for forced in found.named | found.framed:
-        seeds[forced] = max(seeds.get(forced, 0.0), strongest)
-    expansion = expand(snapshot, seeds, found.nodes, options.hop_depth, options.hop_frontier_cap)
-    stage("expand")
-    ranked = score(found, expansion, request.focus, tests_wanted=task.mentions_tests)
-    stage("score")
+    ranking = rank(request.task, snapshot, options, request.focus, stage)
+    found, expansion, ranked = ranking.found, ranking.expansion, ranking.ranked
     selection = diversify(ranked, options.ranked_cap, options.max_bodies, options.max_summaries, found.named)
     stage("diversify")
     packed = pack(selection, request.task, options.budget_tokens, counter, sources, options.include_blobs)

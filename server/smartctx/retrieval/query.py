@@ -8,7 +8,7 @@ is query syntax, so hostile text cannot raise.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
 from smartctx.core.identifiers import split_identifier, whole_word
@@ -206,6 +206,7 @@ _FRAME_GENERIC = re.compile(r"([\w./\\-]{1,300}\.[A-Za-z]{1,5}):(\d{1,7})(?::\d+
 _SOURCE_SUFFIXES = "py|pyi|js|jsx|mjs|ts|tsx|go|rs|java|c|h|cc|cpp|hpp|cs|rb|php|kt|scala|sh|lua"
 _FILE_PATH = re.compile(rf"(?<![\w/.])((?:[\w.-]+/)*[\w-]+\.(?:{_SOURCE_SUFFIXES}))\b")
 _DOTTED = re.compile(r"\b([A-Za-z_]\w*(?:\.[A-Za-z_]\w*)+)\b")
+_TEST_WORD = re.compile(r"\b(?:tests?|unit ?tests?|test ?cases?)\b", re.IGNORECASE)
 _CODE_SPAN = re.compile(r"`([^`\n]{1,400})`")
 _CODE_BLOCK = re.compile(r"```[^\n]*\n(.*?)(?:```|\Z)", re.DOTALL)
 _IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
@@ -234,6 +235,31 @@ def _looks_like_identifier(word: str) -> bool:
     if "_" in word or any(ch.isdigit() for ch in word):
         return True
     return any(ch.isupper() for ch in word[1:]) or (word.isupper() and len(word) > 1)
+
+
+def is_test_path(path: str) -> bool:
+    """Whether a workspace-relative path is test code, by the folder and file names test runners use."""
+    parts = path.lower().split("/")
+    name = parts[-1]
+    return (
+        any(part in {"test", "tests", "testing", "__tests__", "spec", "specs"} for part in parts[:-1])
+        or name.startswith("test_")
+        or name.rsplit(".", 1)[0].endswith(("_test", "_tests", ".test", ".spec", "_spec"))
+        or name == "conftest.py"
+    )
+
+
+def _about_tests(text: str, identifiers: Sequence[str], file_paths: Sequence[str]) -> bool:
+    """Whether the task is about tests: it says "test(s)" as a word, or names a test or a test file.
+
+    Words that merely contain "test" ("untested", "latest", "pytest") do not count: a bug report for
+    pytest itself is still about pytest's code, not its tests.
+    """
+    return (
+        _TEST_WORD.search(text) is not None
+        or any(name.lower().startswith("test_") for name in identifiers)
+        or any(is_test_path(path) for path in file_paths)
+    )
 
 
 def parse_task(text: str) -> ParsedTask:
@@ -280,14 +306,13 @@ def parse_task(text: str) -> ParsedTask:
         for component in re.split(r"[/.]", path.rsplit(".", 1)[0]):
             add_identifier(component, FILE_PATH_WEIGHT)
     strongest = sorted(words.items(), key=lambda item: (-item[1], item[0]))[:MAX_TERMS]
-    lowered_text = text.lower()
     return ParsedTask(
         words=dict(strongest),
         identifiers=_unique(identifiers)[:MAX_NAMED],
         dotted_names=dotted[:MAX_NAMED],
         file_paths=file_paths[:MAX_NAMED],
         frames=frames[:MAX_NAMED],
-        mentions_tests="test" in lowered_text,
+        mentions_tests=_about_tests(text, identifiers, file_paths),
     )
 
 

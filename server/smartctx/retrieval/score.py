@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from smartctx.core.context import Focus
 from smartctx.core.model import SymbolKind
 from smartctx.retrieval.expand import Expansion
+from smartctx.retrieval.query import is_test_path
 from smartctx.retrieval.search import SearchResult
 from smartctx.store.snapshot import NodeRow
 
@@ -43,17 +44,6 @@ class ScoredNode:
     node: NodeRow
     score: float
     parts: dict[str, float]
-
-
-def is_test_path(path: str) -> bool:
-    parts = path.lower().split("/")
-    name = parts[-1]
-    return (
-        any(part in {"test", "tests", "testing", "__tests__", "spec", "specs"} for part in parts[:-1])
-        or name.startswith("test_")
-        or name.rsplit(".", 1)[0].endswith(("_test", "_tests", ".test", ".spec", "_spec"))
-        or name == "conftest.py"
-    )
 
 
 def score(search: SearchResult, expansion: Expansion, focus: Focus, tests_wanted: bool) -> list[ScoredNode]:

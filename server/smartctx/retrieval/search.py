@@ -11,7 +11,7 @@ from collections import defaultdict
 from dataclasses import dataclass
 
 from smartctx.core.model import SymbolKind
-from smartctx.retrieval.query import ParsedTask
+from smartctx.retrieval.query import ParsedTask, is_test_path
 from smartctx.store.snapshot import IndexSnapshot, NodeRow
 
 # Symbol hits read: the candidates, plus a reserve from which the best files add their own.
@@ -43,10 +43,11 @@ def search(snapshot: IndexSnapshot, task: ParsedTask, candidate_limit: int) -> S
     hits = snapshot.search(task.words, max(SYMBOL_HITS, candidate_limit))
     file_evidence = dict(snapshot.search_files(task.words, FILE_HITS))
     # The best-matching files also contribute their best-matching definitions as candidates, so a
-    # file that ranks high as a whole is never represented by nothing.
-    top_files = set(
-        sorted(file_evidence, key=lambda path: (-file_evidence[path], path))[:FILES_SEEDING_CANDIDATES]
-    )
+    # file that ranks high as a whole is never represented by nothing. Test files match a bug
+    # report's words as well as the code does (they reproduce it); unless the task is about tests,
+    # they do not take these places.
+    seeding = [path for path in file_evidence if task.mentions_tests or not is_test_path(path)]
+    top_files = set(sorted(seeding, key=lambda path: (-file_evidence[path], path))[:FILES_SEEDING_CANDIDATES])
     paths = snapshot.paths_of(hit.node_id for hit in hits)
     chosen: list[int] = [hit.node_id for hit in hits[:candidate_limit]]
     per_file: dict[str, int] = defaultdict(int)
