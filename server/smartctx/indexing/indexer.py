@@ -260,19 +260,28 @@ class Indexer:
         """Apply changes to just these workspace-relative paths (a save, a watcher burst) as one batch.
 
         Each path gets the same verdict a full scan would give it; a path that is gone, or now
-        ignored, leaves the index together with every indexed file below it. With
-        ``recompute_scores=False`` the scores stay marked dirty for a later, off-request recompute.
+        ignored, leaves the index together with every indexed file below it. A path that is a folder
+        (one created, or moved in) is reconciled as a subtree: its files are scanned and indexed
+        files below it that are no longer there leave. With ``recompute_scores=False`` the scores
+        stay marked dirty for a later, off-request recompute.
         """
         started = time.perf_counter()
         report = IndexReport()
         writer = self.store.writer
         if self._rules is None:
             self._rules = IgnoreRules.load(self.root, self.config.scan)
-        to_parse: list[ScannedFile] = []
-        touched: list[tuple[ScannedFile, FileState]] = []
+        verdicts: dict[str, ScannedFile | SkipReason | None] = {}
         deleted: set[str] = set()
         for path in sorted(set(paths)):
-            verdict = check_path(self.root, path, self.config.scan, _is_supported, self._rules)
+            if path and (self.root / path).is_dir() and not (self.root / path).is_symlink():
+                subtree = scan(self.root, self.config.scan, _is_supported, self._rules, under=path)
+                verdicts.update((file.path, file) for file in subtree.files)
+                deleted.update(writer.paths_under(path))
+            else:
+                verdicts[path] = check_path(self.root, path, self.config.scan, _is_supported, self._rules)
+        to_parse: list[ScannedFile] = []
+        touched: list[tuple[ScannedFile, FileState]] = []
+        for path, verdict in verdicts.items():
             state = writer.file_state(path)
             if not isinstance(verdict, ScannedFile):
                 deleted.update(writer.paths_under(path))
@@ -284,8 +293,11 @@ class Indexer:
                 to_parse.append(verdict)
             else:
                 touched.append((verdict, state))
+        # A file found in a scanned folder stays, whatever the folder's former contents were.
+        deleted.difference_update(path for path, found in verdicts.items() if isinstance(found, ScannedFile))
         changed, unchanged_content = self._split_by_content(touched)
         to_parse.extend(changed)
+        to_parse.sort(key=lambda file: file.path)
         report.files_unchanged = len(unchanged_content)
         report.files_deleted = len(deleted)
         self._write(self._parse_all(to_parse), sorted(deleted), unchanged_content, report)
