@@ -39,6 +39,9 @@ STATUS_INTERVAL_S = 0.25
 # Opening the index takes milliseconds; a query that arrives before it waits this long at most.
 OPEN_WAIT_S = 30.0
 QUERY_THREADS = 2
+# Graph scores are recomputed once updates have been quiet this long: on django a recompute takes
+# about a second on the index thread, which a save arriving meanwhile would have to wait for.
+SCORES_QUIET_S = 2.0
 
 log = logging.getLogger(__name__)
 
@@ -85,6 +88,8 @@ class LiveIndex:
         self._queued: set[str] = set()
         self._drain_scheduled = False
         self._reconcile_scheduled = False
+        # Bumped by every drain; a scores recompute scheduled by an older drain is skipped.
+        self._scores_generation = 0
         self._last_status_s = 0.0
 
     @property
@@ -239,7 +244,7 @@ class LiveIndex:
         )
 
     def _drain(self) -> None:
-        """Apply queued paths until none are left, then refresh scores once for the whole burst."""
+        """Apply queued paths until none are left; scores are refreshed once updates go quiet."""
         if self._indexer is None:
             # The index could not be opened; that was reported once, and every request says so.
             with self._lock:
@@ -257,14 +262,35 @@ class LiveIndex:
                     self._busy, self._done, self._total = True, 0, len(batch)
                 self._publish(force=True)
                 self._indexer.update_paths(batch, recompute_scores=False)
-            if self._store is not None and not self._stop.is_set() and self._store.writer.scores_dirty():
-                self._store.writer.recompute_scores()
+            self._schedule_scores()
         except BaseException:
             with self._lock:
                 self._drain_scheduled = False
             raise
         finally:
             self._finish_phase()
+
+    def _schedule_scores(self) -> None:
+        with self._lock:
+            self._scores_generation += 1
+            generation = self._scores_generation
+        timer = threading.Timer(SCORES_QUIET_S, self._submit_scores, (generation,))
+        timer.daemon = True
+        timer.start()
+
+    def _submit_scores(self, generation: int) -> None:
+        with self._lock:
+            if self._stop.is_set() or generation != self._scores_generation:
+                return
+            future = self._index_thread.submit(self._recompute_scores, generation)
+        self._tasks.keep(f"recomputing the scores of {self.root}", future)
+
+    def _recompute_scores(self, generation: int) -> None:
+        with self._lock:
+            if self._stop.is_set() or generation != self._scores_generation:
+                return
+        if self._store is not None and self._store.writer.scores_dirty():
+            self._store.writer.recompute_scores()
 
     def _progress(self, done: int, total: int) -> None:
         if self._stop.is_set():
