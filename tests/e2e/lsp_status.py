@@ -16,6 +16,7 @@ class IndexStatusLog:
     def __init__(self) -> None:
         self.received: list[dict[str, Any]] = []
         self._waiters: list[tuple[str, int, asyncio.Future[dict[str, Any]]]] = []
+        self._later: list[tuple[int, asyncio.Future[dict[str, Any]]]] = []
 
     def count(self, state: str) -> int:
         return sum(1 for status in self.received if status["state"] == state)
@@ -26,10 +27,22 @@ class IndexStatusLog:
             if self.count(state) >= count and not future.done():
                 future.set_result(params)
                 self._waiters.remove((state, count, future))
+        for seen, future in list(self._later):
+            if len(self.received) > seen and not future.done():
+                future.set_result(params)
+                self._later.remove((seen, future))
 
     async def ready(self, count: int = 1) -> dict[str, Any]:
         """The status once ``count`` "ready" notifications have arrived in total."""
         return await self.state(STATE_READY, count)
+
+    async def after(self, seen: int) -> None:
+        """Return once more than ``seen`` notifications have arrived in total."""
+        if len(self.received) > seen:
+            return
+        future: asyncio.Future[dict[str, Any]] = asyncio.get_running_loop().create_future()
+        self._later.append((seen, future))
+        await asyncio.wait_for(future, WAIT_S)
 
     async def state(self, state: str, count: int = 1) -> dict[str, Any]:
         """The status once ``count`` notifications with this state have arrived in total."""

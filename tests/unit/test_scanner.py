@@ -444,3 +444,32 @@ def test_result_is_sorted_and_counts_every_reason(root: Path) -> None:
     assert indexed(result) == ["a.py", "b/a.py", "b/z.py"]
     assert set(result.skipped) == set(SkipReason)
     assert result.skipped[SkipReason.UNSUPPORTED] == 1
+
+
+SUBTREE = {
+    ".gitignore": "gen/\n",
+    "src/app/main.py": "x = 1\n",
+    "src/app/gen/out.py": "x = 2\n",
+    "src/app/node_modules/dep/index.js": "x = 3\n",
+    "src/lib/util.py": "x = 4\n",
+    "src/.ssh/config.py": "x = 5\n",
+    "other.py": "x = 6\n",
+}
+
+
+@pytest.mark.parametrize("under", ["src", "src/app", "src/app/gen", "src/.ssh", "src/app/node_modules"])
+def test_a_subtree_scan_finds_what_the_full_scan_finds_below_it(root: Path, under: str) -> None:
+    write(root, SUBTREE)
+    full = run(root)
+
+    part = scan(root, ScanConfig(), everything, under=under)
+
+    below = under + "/"
+    assert part.files == tuple(file for file in full.files if file.path.startswith(below))
+    assert part.dirs == tuple(folder for folder in full.dirs if folder == under or folder.startswith(below))
+
+
+def test_the_folders_a_scan_enters_leave_out_the_excluded_ones(root: Path) -> None:
+    write(root, SUBTREE)
+
+    assert run(root).dirs == ("", "src", "src/app", "src/lib")

@@ -525,28 +525,41 @@ class IgnoreRules:
         the scanner never reaches it.
         """
         parts = [part for part in rel_path.strip("/").split("/") if part not in ("", ".")]
+        return bool(parts) and self._matcher_at(parts, is_dir) is None
+
+    def matcher_entering(self, rel_dir: str) -> Matcher | None:
+        """The matcher a walk holds when it enters folder `rel_dir` (before adding the folder's own ignore
+        files), or None when the walk never enters it; lets a walk start below the root."""
+        parts = [part for part in rel_dir.strip("/").split("/") if part not in ("", ".")]
         if not parts:
-            return False
+            return self.root_matcher
+        matcher = self._matcher_at(parts, is_dir=True)
+        if matcher is None or (self.root / rel_dir).is_symlink():
+            return None
+        return matcher
+
+    def _matcher_at(self, parts: Sequence[str], is_dir: bool) -> Matcher | None:
+        """The matcher that decided the last of `parts` (not excluded), or None when the path is ignored."""
         if ".." in parts:
-            return True
+            return None
         matcher = self.root_matcher.extend(self.dir_layers(""))
         rel_dir = ""
         for index, name in enumerate(parts):
             last = index == len(parts) - 1
             entry_is_dir = is_dir if last else True
             if is_builtin_skip(name, entry_is_dir, partial(_list_dir, self.root / rel_dir)):
-                return True
+                return None
             rel = rel_dir + name
             if matcher.decide(rel, name, entry_is_dir):
-                return True
+                return None
             if entry_is_dir and is_environment_dir(_present(self.root / rel, ENVIRONMENT_MARKERS)):
-                return True
+                return None
             if not last:
                 if (self.root / rel).is_symlink():
-                    return True
+                    return None
                 rel_dir = rel + "/"
                 matcher = matcher.extend(self.dir_layers(rel_dir))
-        return False
+        return matcher
 
 
 def _parent_layers(top: Path, root: Path, file_names: Sequence[str]) -> list[IgnoreSource]:

@@ -53,6 +53,11 @@ RACY_MARGIN_NS = 2_000_000_000
 # Parsed files handed to the store at a time inside one transaction.
 FILES_PER_WRITE = 200
 
+# A batch of this many paths (a branch switch) is applied by a full reconcile: one walk of the tree
+# (0.8 s on django) gives every verdict, where checking paths one by one cost 2.5 ms each (14.6 s for
+# the 5,838 paths of a django checkout) and finding files below each gone path cost 1 ms more.
+RECONCILE_FROM_PATHS = 500
+
 
 Progress = Callable[[int, int], None]
 
@@ -260,19 +265,32 @@ class Indexer:
         """Apply changes to just these workspace-relative paths (a save, a watcher burst) as one batch.
 
         Each path gets the same verdict a full scan would give it; a path that is gone, or now
-        ignored, leaves the index together with every indexed file below it. With
-        ``recompute_scores=False`` the scores stay marked dirty for a later, off-request recompute.
+        ignored, leaves the index together with every indexed file below it. A path that is a folder
+        (one created, or moved in) is reconciled as a subtree: its files are scanned and indexed
+        files below it that are no longer there leave. With ``recompute_scores=False`` the scores
+        stay marked dirty for a later, off-request recompute. A batch of ``RECONCILE_FROM_PATHS``
+        paths or more is applied by :meth:`reconcile`, which gives the same result faster.
         """
+        unique = set(paths)
+        if len(unique) >= RECONCILE_FROM_PATHS:
+            return self.reconcile()
         started = time.perf_counter()
         report = IndexReport()
         writer = self.store.writer
         if self._rules is None:
             self._rules = IgnoreRules.load(self.root, self.config.scan)
+        verdicts: dict[str, ScannedFile | SkipReason | None] = {}
+        deleted: set[str] = set()
+        for path in sorted(unique):
+            if path and (self.root / path).is_dir() and not (self.root / path).is_symlink():
+                subtree = scan(self.root, self.config.scan, _is_supported, self._rules, under=path)
+                verdicts.update((file.path, file) for file in subtree.files)
+                deleted.update(writer.paths_under(path))
+            else:
+                verdicts[path] = check_path(self.root, path, self.config.scan, _is_supported, self._rules)
         to_parse: list[ScannedFile] = []
         touched: list[tuple[ScannedFile, FileState]] = []
-        deleted: set[str] = set()
-        for path in sorted(set(paths)):
-            verdict = check_path(self.root, path, self.config.scan, _is_supported, self._rules)
+        for path, verdict in verdicts.items():
             state = writer.file_state(path)
             if not isinstance(verdict, ScannedFile):
                 deleted.update(writer.paths_under(path))
@@ -284,8 +302,11 @@ class Indexer:
                 to_parse.append(verdict)
             else:
                 touched.append((verdict, state))
+        # A file found in a scanned folder stays, whatever the folder's former contents were.
+        deleted.difference_update(path for path, found in verdicts.items() if isinstance(found, ScannedFile))
         changed, unchanged_content = self._split_by_content(touched)
         to_parse.extend(changed)
+        to_parse.sort(key=lambda file: file.path)
         report.files_unchanged = len(unchanged_content)
         report.files_deleted = len(deleted)
         self._write(self._parse_all(to_parse), sorted(deleted), unchanged_content, report)

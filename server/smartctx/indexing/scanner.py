@@ -153,6 +153,8 @@ class ScanResult:
     skipped: Mapping[SkipReason, int] = field(hash=False)
     # A few skipped paths per reason, so a user can see why something is missing without a debugger.
     examples: Mapping[SkipReason, tuple[str, ...]] = field(hash=False)
+    # Every folder the walk entered ("" is the root), sorted: exactly the folders a watcher must watch.
+    dirs: tuple[str, ...] = ()
 
 
 class _Tally:
@@ -244,19 +246,22 @@ def scan(
     config: ScanConfig,
     is_supported: Callable[[str], bool],
     rules: IgnoreRules | None = None,
+    under: str = "",
 ) -> ScanResult:
     """Walk `root` once and return the files to index; never raises for unreadable entries.
 
     Pass `rules` to reuse an `IgnoreRules` the caller already holds (the indexer does); it must have been
-    loaded for the same root.
+    loaded for the same root. `under` (a workspace-relative folder) walks only that subtree, with the
+    verdicts a walk from the root would give; nothing is found when the root walk would never enter it.
     """
     walker = _Walker(root, config, is_supported, rules)
-    walker.run()
+    walker.run(under.strip("/"))
     files = tuple(sorted(walker.files, key=lambda scanned: scanned.path))
     return ScanResult(
         files=files,
         skipped=MappingProxyType(dict(walker.tally.counts)),
         examples=MappingProxyType({reason: tuple(paths) for reason, paths in walker.tally.examples.items()}),
+        dirs=tuple(sorted(walker.dirs)),
     )
 
 
@@ -276,11 +281,15 @@ class _Walker:
         self.is_supported = is_supported
         self.rules = rules if rules is not None else IgnoreRules.load(Path(self.root), config)
         self.files: list[ScannedFile] = []
+        self.dirs: list[str] = []
         self.tally = _Tally()
 
-    def run(self) -> None:
+    def run(self, under: str = "") -> None:
+        matcher = self.rules.matcher_entering(under)
+        if matcher is None or any(part.lower() in SECRET_DIR_NAMES for part in under.split("/")):
+            return
         # An explicit stack instead of recursion: deep trees cannot hit the recursion limit.
-        pending: list[tuple[str, Matcher]] = [("", self.rules.root_matcher)]
+        pending: list[tuple[str, Matcher]] = [(under + "/" if under else "", matcher)]
         while pending:
             rel_dir, matcher = pending.pop()
             pending.extend(self._visit(rel_dir, matcher))
@@ -304,6 +313,7 @@ class _Walker:
         if rel_dir and is_environment_dir(names):
             self.tally.add(SkipReason.IGNORED, rel_dir.rstrip("/"))
             return []
+        self.dirs.append(rel_dir.rstrip("/"))
         matcher = matcher.extend(self.rules.dir_layers(rel_dir, names))
 
         def siblings() -> frozenset[str]:

@@ -4,6 +4,13 @@ Threads, not the event loop, do all the work. One indexing thread owns the store
 connection must stay on the thread that opened it, and a single writer also serialises every
 change. Queries run on a small pool, each on its own read-only snapshot, so they are answered from
 whatever is committed, even while the first index runs.
+
+Freshness: a :class:`Watcher` (its own thread) feeds changed paths into the same queue as saves and
+``workspace/didChangeWatchedFiles``. Its watches are placed before the first index scans, so a change
+made while that index runs is queued and applied right after it. Whatever piles up while the index
+thread is busy becomes one batch (a branch switch parses in the worker processes); a request for a
+full reconcile (lost events, an ignore file changed, the periodic safety net) runs on the index
+thread and is coalesced with any other one still waiting.
 """
 
 from __future__ import annotations
@@ -19,6 +26,7 @@ from smartctx.core.context import ContextPack, ContextRequest
 from smartctx.core.tokens import TokenCounter
 from smartctx.indexing.indexer import IndexConfig, Indexer
 from smartctx.indexing.sources import WorkspaceSources
+from smartctx.indexing.watcher import Watcher
 from smartctx.lsp.convert import StatusCounts
 from smartctx.lsp.tasks import BackgroundTasks
 from smartctx.retrieval.pipeline import build_context
@@ -31,6 +39,9 @@ STATUS_INTERVAL_S = 0.25
 # Opening the index takes milliseconds; a query that arrives before it waits this long at most.
 OPEN_WAIT_S = 30.0
 QUERY_THREADS = 2
+# Graph scores are recomputed once updates have been quiet this long: on django a recompute takes
+# about a second on the index thread, which a save arriving meanwhile would have to wait for.
+SCORES_QUIET_S = 2.0
 
 log = logging.getLogger(__name__)
 
@@ -56,6 +67,7 @@ class LiveIndex:
         self._on_status = on_status
         self._tasks = tasks
         self._index_thread = ThreadPoolExecutor(max_workers=1, thread_name_prefix="smartctx-index")
+        self._watch_thread = ThreadPoolExecutor(max_workers=1, thread_name_prefix="smartctx-watch")
         self._query_threads = ThreadPoolExecutor(
             max_workers=QUERY_THREADS, thread_name_prefix="smartctx-query"
         )
@@ -65,6 +77,8 @@ class LiveIndex:
         self._open_error: str | None = None
         self._store: IndexStore | None = None
         self._indexer: Indexer | None = None
+        self._config = IndexConfig()
+        self._watcher: Watcher | None = None
         self._index_path: Path | None = None
         self._counters: dict[str, TokenCounter] = {}
         # Guarded by _lock: what the index thread is doing and what waits for it.
@@ -73,6 +87,9 @@ class LiveIndex:
         self._total = 0
         self._queued: set[str] = set()
         self._drain_scheduled = False
+        self._reconcile_scheduled = False
+        # Bumped by every drain; a scores recompute scheduled by an older drain is skipped.
+        self._scores_generation = 0
         self._last_status_s = 0.0
 
     @property
@@ -84,13 +101,27 @@ class LiveIndex:
         self._tasks.keep(f"indexing {self.root}", self._index_thread.submit(self._open_and_reconcile))
 
     def schedule_update(self, paths: Iterable[str]) -> None:
-        """Re-index these workspace-relative paths from disk; bursts coalesce into one batch."""
+        """Re-index these workspace-relative paths (files or folders) from disk; bursts coalesce into
+        one batch. Safe from any thread."""
         with self._lock:
+            if self._stop.is_set():
+                return
             self._queued.update(paths)
             if self._drain_scheduled or not self._queued:
                 return
             self._drain_scheduled = True
-        self._tasks.keep(f"updating {self.root}", self._index_thread.submit(self._drain))
+            # Submitted under the lock, so close() cannot shut the thread down in between.
+            future = self._index_thread.submit(self._drain)
+        self._tasks.keep(f"updating {self.root}", future)
+
+    def schedule_reconcile(self, reason: str) -> None:
+        """Bring the whole index in line with the folder; requests waiting to run merge into one."""
+        with self._lock:
+            if self._stop.is_set() or self._reconcile_scheduled:
+                return
+            self._reconcile_scheduled = True
+            future = self._index_thread.submit(self._reconcile, reason)
+        self._tasks.keep(f"reconciling {self.root} ({reason})", future)
 
     def status(self) -> StatusCounts:
         with self._lock:
@@ -114,10 +145,17 @@ class LiveIndex:
             )
 
     def close(self) -> None:
-        """Stop indexing at the next file, close the store on its own thread, release the threads."""
-        self._stop.set()
-        self._tasks.keep(f"closing the index of {self.root}", self._index_thread.submit(self._close_store))
+        """Stop watching, stop indexing at the next file, close the store on its own thread, release
+        the threads."""
+        with self._lock:
+            self._stop.set()
+            watcher = self._watcher
+            closing = self._index_thread.submit(self._close_store)
+        if watcher is not None:
+            watcher.stop()
+        self._tasks.keep(f"closing the index of {self.root}", closing)
         self._index_thread.shutdown(wait=False, cancel_futures=False)
+        self._watch_thread.shutdown(wait=False, cancel_futures=True)
         self._query_threads.shutdown(wait=False, cancel_futures=True)
 
     def _open_and_reconcile(self) -> None:
@@ -136,10 +174,11 @@ class LiveIndex:
         self._store = store
         # The indexer spawns its parser workers (a fork of this threaded process could hang them),
         # so a large first index parses on both cores.
-        self._indexer = Indexer(self.root, store, IndexConfig())
+        self._indexer = Indexer(self.root, store, self._config)
         self._index_path = store.path
         self._opened.set()
         self._publish(force=True)
+        self._start_watching()
         started = time.perf_counter()
         try:
             report = self._indexer.reconcile(self._progress)
@@ -156,8 +195,56 @@ class LiveIndex:
             report.files_deleted,
         )
 
+    def _start_watching(self) -> None:
+        """Place the watches before the first index scans: a change made during it is then queued."""
+        watcher = Watcher(self.root, self._config.scan, self.schedule_update, self.schedule_reconcile)
+        with self._lock:
+            if self._stop.is_set():
+                return
+            self._watcher = watcher
+        started = time.perf_counter()
+        watcher.start()
+        log.info(
+            "watching %d folders of %s (placed in %.2f s)",
+            len(watcher.watched_dirs()),
+            self.root,
+            time.perf_counter() - started,
+        )
+        with self._lock:
+            if self._stop.is_set():
+                # close() ran while the watches were placed; it may have seen no watcher to stop.
+                watcher.stop()
+                return
+            future = self._watch_thread.submit(watcher.run)
+        self._tasks.keep(f"watching {self.root}", future)
+
+    def _reconcile(self, reason: str) -> None:
+        with self._lock:
+            self._reconcile_scheduled = False
+            if self._indexer is None or self._stop.is_set():
+                return
+            # Changes queued before this scan starts are covered by it.
+            self._queued.clear()
+            self._busy, self._done, self._total = True, 0, 0
+        self._publish(force=True)
+        started = time.perf_counter()
+        try:
+            report = self._indexer.reconcile(self._progress)
+        except _Stopped:
+            return
+        finally:
+            self._finish_phase()
+        log.info(
+            "reconciled %s (%s) in %.1f s: %d parsed, %d removed",
+            self.root,
+            reason,
+            time.perf_counter() - started,
+            report.files_parsed,
+            report.files_deleted,
+        )
+
     def _drain(self) -> None:
-        """Apply queued paths until none are left, then refresh scores once for the whole burst."""
+        """Apply queued paths until none are left; scores are refreshed once updates go quiet."""
         if self._indexer is None:
             # The index could not be opened; that was reported once, and every request says so.
             with self._lock:
@@ -175,14 +262,35 @@ class LiveIndex:
                     self._busy, self._done, self._total = True, 0, len(batch)
                 self._publish(force=True)
                 self._indexer.update_paths(batch, recompute_scores=False)
-            if self._store is not None and not self._stop.is_set() and self._store.writer.scores_dirty():
-                self._store.writer.recompute_scores()
+            self._schedule_scores()
         except BaseException:
             with self._lock:
                 self._drain_scheduled = False
             raise
         finally:
             self._finish_phase()
+
+    def _schedule_scores(self) -> None:
+        with self._lock:
+            self._scores_generation += 1
+            generation = self._scores_generation
+        timer = threading.Timer(SCORES_QUIET_S, self._submit_scores, (generation,))
+        timer.daemon = True
+        timer.start()
+
+    def _submit_scores(self, generation: int) -> None:
+        with self._lock:
+            if self._stop.is_set() or generation != self._scores_generation:
+                return
+            future = self._index_thread.submit(self._recompute_scores, generation)
+        self._tasks.keep(f"recomputing the scores of {self.root}", future)
+
+    def _recompute_scores(self, generation: int) -> None:
+        with self._lock:
+            if self._stop.is_set() or generation != self._scores_generation:
+                return
+        if self._store is not None and self._store.writer.scores_dirty():
+            self._store.writer.recompute_scores()
 
     def _progress(self, done: int, total: int) -> None:
         if self._stop.is_set():

@@ -255,6 +255,12 @@ def build_server() -> SmartctxServer:
         ls.drop_overlay(params.text_document.uri)
         ls.reindex_from_disk(params.text_document.uri)
 
+    @server.feature(types.WORKSPACE_DID_CHANGE_WATCHED_FILES)
+    def did_change_watched_files(ls: SmartctxServer, params: types.DidChangeWatchedFilesParams) -> None:
+        # A second source beside the server's own watcher: the paths join the same coalesced queue.
+        for change in params.changes:
+            ls.reindex_from_disk(change.uri)
+
     return server
 
 

@@ -228,11 +228,13 @@ class IndexWriter:
 
     def paths_under(self, folder: str) -> list[str]:
         """Indexed paths inside ``folder`` (for a folder that was deleted or became ignored)."""
-        prefix = folder.rstrip("/") + "/"
+        # A range on the path index instead of a scan of every row: the paths starting with "dir/" are
+        # those from "dir/" up to, not including, "dir0" ("0" follows "/").
+        base = folder.rstrip("/")
         return [
             path
             for (path,) in self._db.execute(
-                "SELECT path FROM files WHERE substr(path, 1, ?) = ? ORDER BY path", (len(prefix), prefix)
+                "SELECT path FROM files WHERE path >= ? AND path < ? ORDER BY path", (base + "/", base + "0")
             )
         ]
 
