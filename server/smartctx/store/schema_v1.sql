@@ -98,6 +98,3 @@ CREATE VIRTUAL TABLE file_search USING fts5(
     path,
     tokenize = 'unicode61 remove_diacritics 2'
 );
-
--- Document frequency per term, to drop words too common to help before they slow a query down.
-CREATE VIRTUAL TABLE search_vocab USING fts5vocab(search, 'row');
