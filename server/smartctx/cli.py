@@ -9,6 +9,7 @@ from __future__ import annotations
 import argparse
 import json
 import logging
+import os
 import sys
 from collections.abc import Sequence
 from importlib.metadata import version
@@ -50,6 +51,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("smartctx: interrupted; the index keeps every batch that was committed", file=sys.stderr)
         return 130
+    except BrokenPipeError:
+        # The reader (`| head`) left: say so once, and keep Python from failing again on exit
+        # when it flushes the same broken stdout.
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        print("smartctx: output closed before the answer was written", file=sys.stderr)
+        return EXIT_FAILURE
     return result
 
 

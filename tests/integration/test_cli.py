@@ -235,6 +235,27 @@ def test_context_prints_a_cited_pack(tmp_path: Path) -> None:
     assert "o200k_base tokens" in result.stderr
 
 
+def test_a_reader_that_goes_away_ends_the_command_quietly(tmp_path: Path) -> None:
+    """`smartctx context … | head -1`: the pipe closes before the pack is written."""
+    root = write_tree(tmp_path / "ws", SAMPLE)
+    read_end, write_end = os.pipe()
+    os.close(read_end)
+    try:
+        result = subprocess.run(
+            [sys.executable, "-m", "smartctx", "context", "order total", "--root", str(root), "--quiet"],
+            stdout=write_end,
+            stderr=subprocess.PIPE,
+            text=True,
+            timeout=120,
+            check=False,
+        )
+    finally:
+        os.close(write_end)
+    assert result.returncode == 1
+    assert "Traceback" not in result.stderr
+    assert "output closed" in result.stderr
+
+
 def test_context_json_from_stdin(tmp_path: Path) -> None:
     root = write_tree(tmp_path / "ws", SAMPLE)
     result = subprocess.run(
