@@ -117,28 +117,71 @@ async def test_unsaved_buffer_is_packed_and_closing_it_reverts_to_disk(
     saved = payments.read_text(encoding="utf-8")
     unsaved = saved.replace("raise PaymentDeclined when the gateway refuses", "UNSAVED-EDIT in the buffer")
     assert unsaved != saved
-    document = types.TextDocumentIdentifier(uri=payments.as_uri())
+    document = open_buffer(client, payments, saved)
+    change_buffer(client, document, unsaved)
+    await statuses.ready(2)
 
-    client.text_document_did_open(
-        types.DidOpenTextDocumentParams(
-            text_document=types.TextDocumentItem(
-                uri=document.uri, language_id="python", version=1, text=saved
-            )
-        )
-    )
-    client.text_document_did_change(
-        types.DidChangeTextDocumentParams(
-            text_document=types.VersionedTextDocumentIdentifier(uri=document.uri, version=2),
-            content_changes=[types.TextDocumentContentChangeWholeDocument(text=unsaved)],
-        )
-    )
     edited = await context_for_task(client, {"task": DECLINED})
     client.text_document_did_close(types.DidCloseTextDocumentParams(text_document=document))
-    await statuses.ready(2)
+    await statuses.ready(3)
     reverted = await context_for_task(client, {"task": DECLINED})
 
     assert "UNSAVED-EDIT" in body_source(edited, DECLINED_FIRST_BODY)
     assert "UNSAVED-EDIT" not in body_source(reverted, DECLINED_FIRST_BODY)
+    assert not [w for w in edited["metadata"]["warnings"] if w["code"].startswith("stale-")]
+
+
+BRAND_NEW = '''def brand_new_fn(order):
+    """Ship an order that was typed but never saved."""
+    return charge_card(order.token, order.total)
+
+
+'''
+
+
+async def test_a_definition_typed_but_not_saved_is_found_until_the_buffer_closes(
+    client: LanguageClient, statuses: IndexStatusLog, workspace: Path
+) -> None:
+    await statuses.ready()
+    payments = workspace / "shop" / "payments.py"
+    saved = payments.read_text(encoding="utf-8")
+    # Above the class, so every definition below it moves down in the buffer.
+    unsaved = saved.replace("class PaymentDeclined", BRAND_NEW + "class PaymentDeclined")
+    document = open_buffer(client, payments, saved)
+    change_buffer(client, document, unsaved)
+    # The unchanged didOpen indexes nothing; the change is the one batch that reports "ready".
+    await statuses.ready(2)
+
+    found = await context_for_task(client, {"task": "brand_new_fn ships an order"})
+    client.text_document_did_close(types.DidCloseTextDocumentParams(text_document=document))
+    await statuses.ready(3)
+    gone = await context_for_task(client, {"task": "brand_new_fn ships an order"})
+
+    first = found["bodies"][0]
+    assert (first["id"], first["citation"]) == ("shop/payments.py::brand_new_fn", "shop/payments.py:6-8")
+    assert first["source"] == BRAND_NEW.rstrip("\n") + "\n"
+    ids = [item["id"] for item in gone["bodies"] + gone["summaries"]]
+    assert "shop/payments.py::brand_new_fn" not in ids
+    assert payments.read_text(encoding="utf-8") == saved
+
+
+def open_buffer(client: LanguageClient, path: Path, text: str) -> types.TextDocumentIdentifier:
+    document = types.TextDocumentIdentifier(uri=path.as_uri())
+    client.text_document_did_open(
+        types.DidOpenTextDocumentParams(
+            text_document=types.TextDocumentItem(uri=document.uri, language_id="python", version=1, text=text)
+        )
+    )
+    return document
+
+
+def change_buffer(client: LanguageClient, document: types.TextDocumentIdentifier, text: str) -> None:
+    client.text_document_did_change(
+        types.DidChangeTextDocumentParams(
+            text_document=types.VersionedTextDocumentIdentifier(uri=document.uri, version=2),
+            content_changes=[types.TextDocumentContentChangeWholeDocument(text=text)],
+        )
+    )
 
 
 def body_source(pack: dict[str, Any], body_id: str) -> str:

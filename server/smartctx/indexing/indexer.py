@@ -13,10 +13,10 @@ import os
 import threading
 import time
 from collections import Counter
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
-from itertools import islice
+from itertools import chain, islice
 from pathlib import Path
 
 from smartctx.core.files import FileEntry, FileState, IndexedFile, line_offsets, span_digest
@@ -52,6 +52,11 @@ RACY_MARGIN_NS = 2_000_000_000
 
 # Parsed files handed to the store at a time inside one transaction.
 FILES_PER_WRITE = 200
+
+# The mtime recorded for a file indexed from an unsaved editor buffer. No file on disk has it, so the
+# next reconcile or update of that path always re-reads the disk file and compares content hashes:
+# the disk wins again as soon as the buffer is closed, or after a restart.
+UNSAVED_MTIME_NS = -1
 
 
 Progress = Callable[[int, int], None]
@@ -186,13 +191,20 @@ def _read_and_parse(
             data = handle.read()
     except OSError:
         return (path, SkipReason.UNREADABLE)
-    # The file may have grown since the scan looked at its size.
+    return _parse_content(path, language, data, stat.st_mtime_ns, max_file_bytes, parser)
+
+
+def _parse_content(
+    path: str, language: str, data: bytes, mtime_ns: int, max_file_bytes: int, parser: SourceParser
+) -> FileRows | tuple[str, SkipReason]:
+    """Parse a file's content, or say why it is not indexed: the same rules for disk and buffers."""
+    # A file may have grown since the scan looked at its size; a buffer was never looked at.
     if len(data) > max_file_bytes:
         return (path, SkipReason.TOO_LARGE)
     reason = classify_content(data, path)
     if reason is not None:
         return (path, reason)
-    return file_rows(build_indexed_file(path, language, data, len(data), stat.st_mtime_ns, parser))
+    return file_rows(build_indexed_file(path, language, data, len(data), mtime_ns, parser))
 
 
 class Indexer:
@@ -256,13 +268,25 @@ class Indexer:
         report.seconds = time.perf_counter() - started
         return report
 
-    def update_paths(self, paths: Iterable[str], *, recompute_scores: bool = True) -> IndexReport:
+    def update_paths(
+        self,
+        paths: Iterable[str],
+        *,
+        buffers: Mapping[str, bytes] | None = None,
+        recompute_scores: bool = True,
+    ) -> IndexReport:
         """Apply changes to just these workspace-relative paths (a save, a watcher burst) as one batch.
 
         Each path gets the same verdict a full scan would give it; a path that is gone, or now
         ignored, leaves the index together with every indexed file below it. With
         ``recompute_scores=False`` the scores stay marked dirty for a later, off-request recompute.
+
+        A path in ``buffers`` (unsaved editor text) that the scan would index is indexed from that
+        text instead of the disk, and recorded with :data:`UNSAVED_MTIME_NS` so that the disk content
+        wins again at the next update or reconcile without the buffer. Text whose hash equals what
+        is indexed costs one hash and one row lookup.
         """
+        buffers = buffers or {}
         started = time.perf_counter()
         report = IndexReport()
         writer = self.store.writer
@@ -271,10 +295,17 @@ class Indexer:
         to_parse: list[ScannedFile] = []
         touched: list[tuple[ScannedFile, FileState]] = []
         deleted: set[str] = set()
-        for path in sorted(set(paths)):
+        from_buffers: list[FileRows | tuple[str, SkipReason]] = []
+        for path in sorted({*paths, *buffers}):
             verdict = check_path(self.root, path, self.config.scan, _is_supported, self._rules)
             state = writer.file_state(path)
-            if not isinstance(verdict, ScannedFile):
+            if isinstance(verdict, ScannedFile) and path in buffers:
+                parsed = self._parse_buffer(path, buffers[path], state)
+                if parsed is None:
+                    report.files_unchanged += 1
+                else:
+                    from_buffers.append(parsed)
+            elif not isinstance(verdict, ScannedFile):
                 deleted.update(writer.paths_under(path))
                 if state is not None:
                     deleted.add(path)
@@ -286,9 +317,13 @@ class Indexer:
                 touched.append((verdict, state))
         changed, unchanged_content = self._split_by_content(touched)
         to_parse.extend(changed)
-        report.files_unchanged = len(unchanged_content)
+        report.files_unchanged += len(unchanged_content)
         report.files_deleted = len(deleted)
-        self._write(self._parse_all(to_parse), sorted(deleted), unchanged_content, report)
+        if not (to_parse or deleted or unchanged_content or from_buffers):
+            report.seconds = time.perf_counter() - started
+            return report
+        results = chain(self._parse_all(to_parse), from_buffers)
+        self._write(results, sorted(deleted), unchanged_content, report)
         self.finish_pending(report, recompute_scores=recompute_scores)
         report.seconds = time.perf_counter() - started
         return report
@@ -304,6 +339,19 @@ class Indexer:
             scores_started = time.perf_counter()
             writer.recompute_scores()
             report.stage_seconds["scores"] = time.perf_counter() - scores_started
+
+    def _parse_buffer(
+        self, path: str, data: bytes, state: FileState | None
+    ) -> FileRows | tuple[str, SkipReason] | None:
+        """A buffer's rows, or None when its content is what the index already holds."""
+        if state is not None and state.content_hash == content_hash(data):
+            return None
+        language = language_for_path(path)
+        if language is None:
+            return None
+        return _parse_content(
+            path, language, data, UNSAVED_MTIME_NS, self.config.scan.max_file_bytes, self._parser
+        )
 
     def _split_by_content(
         self, touched: Iterable[tuple[ScannedFile, FileState]]

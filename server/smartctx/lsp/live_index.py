@@ -72,6 +72,8 @@ class LiveIndex:
         self._done = 0
         self._total = 0
         self._queued: set[str] = set()
+        # Open editor buffers by workspace-relative path: indexed instead of the disk file until closed.
+        self._buffers: dict[str, bytes] = {}
         self._drain_scheduled = False
         self._last_status_s = 0.0
 
@@ -91,6 +93,18 @@ class LiveIndex:
                 return
             self._drain_scheduled = True
         self._tasks.keep(f"updating {self.root}", self._index_thread.submit(self._drain))
+
+    def update_buffer(self, path: str, text: bytes) -> None:
+        """Index an editor buffer's unsaved text in place of the disk file, until it is closed."""
+        with self._lock:
+            self._buffers[path] = text
+        self.schedule_update([path])
+
+    def close_buffer(self, path: str) -> None:
+        """The editor closed ``path``: index it from disk again."""
+        with self._lock:
+            self._buffers.pop(path, None)
+        self.schedule_update([path])
 
     def status(self) -> StatusCounts:
         with self._lock:
@@ -147,6 +161,10 @@ class LiveIndex:
             return
         finally:
             self._finish_phase()
+        # A reconcile indexes the disk; open buffers take their place again.
+        with self._lock:
+            open_paths = list(self._buffers)
+        self.schedule_update(open_paths)
         log.info(
             "indexed %s in %.1f s: %d parsed, %d unchanged, %d removed",
             self.root,
@@ -157,13 +175,18 @@ class LiveIndex:
         )
 
     def _drain(self) -> None:
-        """Apply queued paths until none are left, then refresh scores once for the whole burst."""
+        """Apply queued paths until none are left, then refresh scores once for the whole burst.
+
+        A queued path with an open buffer is indexed from the buffer. A batch of buffers whose text
+        is already indexed (a file opened unchanged) does nothing and publishes no status.
+        """
         if self._indexer is None:
             # The index could not be opened; that was reported once, and every request says so.
             with self._lock:
                 self._queued.clear()
                 self._drain_scheduled = False
             return
+        changed = False
         try:
             while not self._stop.is_set():
                 with self._lock:
@@ -172,17 +195,23 @@ class LiveIndex:
                     if not batch:
                         self._drain_scheduled = False
                         break
-                    self._busy, self._done, self._total = True, 0, len(batch)
-                self._publish(force=True)
-                self._indexer.update_paths(batch, recompute_scores=False)
+                    buffers = {path: self._buffers[path] for path in batch if path in self._buffers}
+                    from_disk = len(buffers) < len(batch)
+                    if from_disk:
+                        self._busy, self._done, self._total = True, 0, len(batch)
+                if from_disk:
+                    self._publish(force=True)
+                report = self._indexer.update_paths(batch, buffers=buffers, recompute_scores=False)
+                changed = changed or from_disk or report.files_parsed > 0 or report.files_deleted > 0
             if self._store is not None and not self._stop.is_set() and self._store.writer.scores_dirty():
                 self._store.writer.recompute_scores()
         except BaseException:
+            changed = True
             with self._lock:
                 self._drain_scheduled = False
             raise
         finally:
-            self._finish_phase()
+            self._finish_phase(publish=changed)
 
     def _progress(self, done: int, total: int) -> None:
         if self._stop.is_set():
@@ -191,11 +220,12 @@ class LiveIndex:
             self._done, self._total = done, total
         self._publish(force=done == total)
 
-    def _finish_phase(self) -> None:
+    def _finish_phase(self, *, publish: bool = True) -> None:
         with self._lock:
             self._busy = bool(self._queued)
             self._done = self._total
-        self._publish(force=True)
+        if publish:
+            self._publish(force=True)
 
     def _publish(self, *, force: bool) -> None:
         now = time.monotonic()

@@ -47,6 +47,9 @@ from smartctx.retrieval.pipeline import CancelledError as PipelineCancelledError
 
 log = logging.getLogger(__name__)
 
+# An unsaved buffer is re-indexed once typing pauses this long: one parse per pause, not per key.
+BUFFER_DEBOUNCE_S = 0.15
+
 
 class IndexUnavailableResponse(JsonRpcException):
     """The answer to a request while the index cannot be opened; the message says why."""
@@ -78,6 +81,8 @@ class SmartctxServer(LanguageServer):
         # Workspace-relative path -> unsaved buffer text. Replaced on every change, never mutated, so a
         # query running on another thread keeps the consistent view it started with.
         self.overlays: dict[str, bytes] = {}
+        # Per path, the pending re-index of its buffer; each change restarts the wait.
+        self._buffer_timers: dict[str, asyncio.TimerHandle] = {}
         self._progress_token: str | None = None
 
     def open_workspace(self, params: types.InitializeParams) -> None:
@@ -142,16 +147,37 @@ class SmartctxServer(LanguageServer):
             self.work_done_progress.end(token, types.WorkDoneProgressEnd(message="index ready"))
             self._progress_token = None
 
-    def set_overlay(self, uri: str) -> None:
+    def buffer_changed(self, uri: str) -> None:
+        """Pack the buffer as it is now, and index it once typing pauses (on the index thread)."""
         path = self._path_in_workspace(uri)
-        if path is not None:
-            text = self.workspace.get_text_document(uri).source
-            self.overlays = {**self.overlays, path: text.encode("utf-8")}
+        if path is None:
+            return
+        text = self.workspace.get_text_document(uri).source
+        self.overlays = {**self.overlays, path: text.encode("utf-8")}
+        self._cancel_buffer_timer(path)
+        loop = asyncio.get_running_loop()
+        self._buffer_timers[path] = loop.call_later(BUFFER_DEBOUNCE_S, self._index_buffer, path)
 
-    def drop_overlay(self, uri: str) -> None:
+    def buffer_closed(self, uri: str) -> None:
+        """Pack and index the file from disk again."""
         path = self._path_in_workspace(uri)
-        if path is not None:
-            self.overlays = {key: value for key, value in self.overlays.items() if key != path}
+        if path is None:
+            return
+        self._cancel_buffer_timer(path)
+        self.overlays = {key: value for key, value in self.overlays.items() if key != path}
+        if self.index is not None:
+            self.index.close_buffer(path)
+
+    def _index_buffer(self, path: str) -> None:
+        self._buffer_timers.pop(path, None)
+        text = self.overlays.get(path)
+        if text is not None and self.index is not None:
+            self.index.update_buffer(path, text)
+
+    def _cancel_buffer_timer(self, path: str) -> None:
+        timer = self._buffer_timers.pop(path, None)
+        if timer is not None:
+            timer.cancel()
 
     def reindex_from_disk(self, uri: str) -> None:
         path = self._path_in_workspace(uri)
@@ -240,11 +266,11 @@ def build_server() -> SmartctxServer:
 
     @server.feature(types.TEXT_DOCUMENT_DID_OPEN)
     def did_open(ls: SmartctxServer, params: types.DidOpenTextDocumentParams) -> None:
-        ls.set_overlay(params.text_document.uri)
+        ls.buffer_changed(params.text_document.uri)
 
     @server.feature(types.TEXT_DOCUMENT_DID_CHANGE)
     def did_change(ls: SmartctxServer, params: types.DidChangeTextDocumentParams) -> None:
-        ls.set_overlay(params.text_document.uri)
+        ls.buffer_changed(params.text_document.uri)
 
     @server.feature(types.TEXT_DOCUMENT_DID_SAVE)
     def did_save(ls: SmartctxServer, params: types.DidSaveTextDocumentParams) -> None:
@@ -252,8 +278,7 @@ def build_server() -> SmartctxServer:
 
     @server.feature(types.TEXT_DOCUMENT_DID_CLOSE)
     def did_close(ls: SmartctxServer, params: types.DidCloseTextDocumentParams) -> None:
-        ls.drop_overlay(params.text_document.uri)
-        ls.reindex_from_disk(params.text_document.uri)
+        ls.buffer_closed(params.text_document.uri)
 
     return server
 
