@@ -175,3 +175,55 @@ class ContextPack:
     warnings: tuple[Warning, ...]
     # The text an LLM receives: every emitted token of it is counted against the budget.
     text: str
+
+
+class NodeChangedError(Exception):
+    """A definition is no longer in its file as the index says and cannot be found again there."""
+
+
+@dataclass(frozen=True)
+class NodeDetail:
+    """One definition in full (``smartctx/expand``): its source as it is now, cited by those lines."""
+
+    id: str
+    kind: str
+    name: str
+    qualified_name: str
+    language: str
+    file_path: str
+    start_line: int
+    end_line: int
+    citation: str
+    signature: str
+    doc: str
+    source: str
+    tokens: int
+    warnings: tuple[Warning, ...]
+
+
+@dataclass(frozen=True)
+class SymbolUse:
+    """Where a definition is called or referenced (1-based line), and the definition that does it."""
+
+    file_path: str
+    line: int
+    caller: str
+
+
+@dataclass(frozen=True)
+class SymbolSummary:
+    """What a hover shows of a definition: its signature, doc and how it is used."""
+
+    id: str
+    kind: str
+    name: str
+    qualified_name: str
+    language: str
+    file_path: str
+    start_line: int
+    end_line: int
+    signature: str
+    doc: str
+    use_count: int
+    use_files: int
+    top_uses: tuple[SymbolUse, ...]

@@ -14,8 +14,8 @@ from typing import Any
 
 from pygls.uris import to_fs_path
 
-from smartctx.core.context import ContextOptions, ContextRequest, Focus, InvalidRequestError
-from smartctx.lsp.protocol import OPTION_FIELDS, IndexStatus
+from smartctx.core.context import ContextOptions, ContextRequest, Focus, InvalidRequestError, NodeDetail
+from smartctx.lsp.protocol import OPTION_FIELDS, IndexStatus, WireNode
 
 log = logging.getLogger(__name__)
 
@@ -142,6 +142,36 @@ def _path_of(uri: Any, field: str, root: Path) -> str:
     if path is None:
         raise InvalidRequestError(f"{field} {uri} is not a file inside the workspace folder {root}")
     return path
+
+
+def expand_id(params: Any) -> str:
+    """``smartctx/expand`` params -> the node id to expand."""
+    wire_id = params.get("id") if isinstance(params, dict) else None
+    if not isinstance(wire_id, str) or not wire_id:
+        raise InvalidRequestError(
+            f'params must be {{"id": "<the id of a pack item>"}}, e.g. {{"id": "pkg/mod.py::Class.method"}}, '
+            f"got {params!r}"
+        )
+    return wire_id
+
+
+def node_to_wire(node: NodeDetail) -> WireNode:
+    return {
+        "id": node.id,
+        "kind": node.kind,
+        "name": node.name,
+        "qualifiedName": node.qualified_name,
+        "language": node.language,
+        "filePath": node.file_path,
+        "startLine": node.start_line,
+        "endLine": node.end_line,
+        "citation": node.citation,
+        "signature": node.signature,
+        "doc": node.doc,
+        "source": node.source,
+        "tokens": node.tokens,
+        "warnings": [{"code": w.code, "nodeId": w.node_id, "message": w.message} for w in node.warnings],
+    }
 
 
 def status_to_wire(counts: StatusCounts) -> IndexStatus:

@@ -15,13 +15,14 @@ from collections.abc import Callable, Iterable, Mapping
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
-from smartctx.core.context import ContextPack, ContextRequest
+from smartctx.core.context import ContextOptions, ContextPack, ContextRequest, NodeDetail, SymbolSummary
 from smartctx.core.tokens import TokenCounter
 from smartctx.indexing.indexer import IndexConfig, Indexer
 from smartctx.indexing.sources import WorkspaceSources
 from smartctx.lsp.convert import StatusCounts
 from smartctx.lsp.tasks import BackgroundTasks
 from smartctx.retrieval.pipeline import build_context
+from smartctx.retrieval.symbols import expand_node, symbol_at
 from smartctx.store.database import IndexUnavailableError
 from smartctx.store.index_store import IndexStore
 from smartctx.store.snapshot import IndexSnapshot
@@ -31,6 +32,8 @@ STATUS_INTERVAL_S = 0.25
 # Opening the index takes milliseconds; a query that arrives before it waits this long at most.
 OPEN_WAIT_S = 30.0
 QUERY_THREADS = 2
+# The tokenizer that counts an expanded node's tokens (a pack's own default).
+DEFAULT_TOKENIZER = ContextOptions().tokenizer
 
 log = logging.getLogger(__name__)
 
@@ -114,10 +117,8 @@ class LiveIndex:
         self, request: ContextRequest, overlays: Mapping[str, bytes], should_cancel: Callable[[], bool]
     ) -> ContextPack:
         """Build a pack from what is committed now; runs on a query thread, never the event loop."""
-        if not self._opened.wait(OPEN_WAIT_S) or self._index_path is None:
-            raise IndexNotAvailableError(self._open_error or "the index is still being opened; try again")
         counter = self._counter(request.options.tokenizer)
-        with IndexSnapshot(self._index_path) as snapshot:
+        with self._snapshot() as snapshot:
             return build_context(
                 request,
                 snapshot,
@@ -127,12 +128,30 @@ class LiveIndex:
                 should_cancel=should_cancel,
             )
 
+    def expand(self, wire_id: str, overlays: Mapping[str, bytes]) -> NodeDetail:
+        """One node in full, as ``smartctx/expand`` answers it; runs on a query thread."""
+        with self._snapshot() as snapshot:
+            return expand_node(
+                snapshot, WorkspaceSources(self.root, overlays), self._counter(DEFAULT_TOKENIZER), wire_id
+            )
+
+    def symbol_at(self, path: str, line: int, word: str) -> SymbolSummary | None:
+        """What a hover over ``word`` on 1-based ``line`` of ``path`` shows; runs on a query thread."""
+        with self._snapshot() as snapshot:
+            return symbol_at(snapshot, path, line, word)
+
     def close(self) -> None:
         """Stop indexing at the next file, close the store on its own thread, release the threads."""
         self._stop.set()
         self._tasks.keep(f"closing the index of {self.root}", self._index_thread.submit(self._close_store))
         self._index_thread.shutdown(wait=False, cancel_futures=False)
         self._query_threads.shutdown(wait=False, cancel_futures=True)
+
+    def _snapshot(self) -> IndexSnapshot:
+        """A snapshot of what is committed now, once the index is open (waiting briefly for that)."""
+        if not self._opened.wait(OPEN_WAIT_S) or self._index_path is None:
+            raise IndexNotAvailableError(self._open_error or "the index is still being opened; try again")
+        return IndexSnapshot(self._index_path)
 
     def _open_and_reconcile(self) -> None:
         try:

@@ -10,6 +10,15 @@ from typing import Any, Literal, TypedDict
 
 CONTEXT_FOR_TASK = "smartctx/contextForTask"
 INDEX_STATUS = "smartctx/indexStatus"
+# ``{id}`` (the ``id`` of a pack item) -> :class:`WireNode`. An id that names no indexed definition
+# is InvalidParams; a definition whose file changed so that it cannot be found again answers
+# ContentModified (``CONTENT_MODIFIED_CODE``): ask again once the index has caught up.
+EXPAND = "smartctx/expand"
+# A command link in the hover (``command:smartctx.contextForSymbol?<URI-encoded JSON array>``) whose
+# one argument is :class:`ContextForSymbolArguments`. The client implements the command: it opens
+# the context of that symbol (e.g. contextForTask with the qualified name as the task and the file
+# as focus). The server does not register it.
+CONTEXT_FOR_SYMBOL_COMMAND = "smartctx.contextForSymbol"
 
 # The camelCase option names of contextForTask, mapped to ContextOptions fields.
 OPTION_FIELDS = {
@@ -34,6 +43,9 @@ OPTION_FIELDS = {
 # (from the range JSON-RPC leaves to servers); the message says why.
 INDEX_UNAVAILABLE_CODE = -32010
 
+# LSP's ContentModified: the answer no longer matches the file; ask again.
+CONTENT_MODIFIED_CODE = -32801
+
 IndexState = Literal["indexing", "ready", "failed"]
 
 
@@ -53,6 +65,48 @@ class ContextForTaskParams(TypedDict, total=False):
     task: str
     options: dict[str, Any]
     focus: WireFocus
+
+
+class ContextForSymbolArguments(TypedDict):
+    # The node id, as in a pack item and ``smartctx/expand``.
+    id: str
+    qualifiedName: str
+    # The file that defines it.
+    uri: str
+
+
+class ExpandParams(TypedDict):
+    id: str
+
+
+class WireWarning(TypedDict):
+    code: str
+    nodeId: str | None
+    message: str
+
+
+class WireNode(TypedDict):
+    """One definition in full: a pack's body item without the ranking, plus signature and doc.
+
+    ``source`` is the definition's text now (the editor's unsaved buffer if open, secrets
+    redacted), and ``startLine``/``endLine``/``citation`` (1-based, inclusive) are where that text is
+    now; ``warnings`` says if it moved since indexing (``stale-relocated``) or was redacted.
+    """
+
+    id: str
+    kind: str
+    name: str
+    qualifiedName: str
+    language: str
+    filePath: str
+    startLine: int
+    endLine: int
+    citation: str
+    signature: str
+    doc: str
+    source: str
+    tokens: int
+    warnings: list[WireWarning]
 
 
 class _IndexCounts(TypedDict):

@@ -14,14 +14,21 @@ import logging
 import os
 import threading
 import uuid
+from collections.abc import Callable, Iterator
 from concurrent.futures import Future
+from contextlib import contextmanager
 from importlib.metadata import version
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import cattrs
 from lsprotocol import converters, types
-from pygls.exceptions import JsonRpcException, JsonRpcInvalidParams, JsonRpcRequestCancelled
+from pygls.exceptions import (
+    JsonRpcContentModified,
+    JsonRpcException,
+    JsonRpcInvalidParams,
+    JsonRpcRequestCancelled,
+)
 from pygls.lsp.server import LanguageServer
 from pygls.protocol import (
     JsonRPCNotification,
@@ -30,22 +37,34 @@ from pygls.protocol import (
 )
 from pygls.uris import to_fs_path
 
-from smartctx.core.context import ContextPack, ContextRequest, InvalidRequestError
+from smartctx.core.context import ContextPack, ContextRequest, InvalidRequestError, NodeChangedError
 from smartctx.lsp.convert import (
     Settings,
     StatusCounts,
     context_request,
+    expand_id,
+    node_to_wire,
     settings_from_initialization_options,
     status_to_wire,
     workspace_path,
 )
+from smartctx.lsp.hover import hover_markdown
 from smartctx.lsp.live_index import IndexNotAvailableError, LiveIndex
-from smartctx.lsp.protocol import CONTEXT_FOR_TASK, INDEX_STATUS, INDEX_UNAVAILABLE_CODE, IndexStatus
+from smartctx.lsp.protocol import (
+    CONTEXT_FOR_TASK,
+    EXPAND,
+    INDEX_STATUS,
+    INDEX_UNAVAILABLE_CODE,
+    IndexStatus,
+    WireNode,
+)
 from smartctx.lsp.tasks import BackgroundTasks
 from smartctx.output.pack_json import pack_to_wire
 from smartctx.retrieval.pipeline import CancelledError as PipelineCancelledError
 
 log = logging.getLogger(__name__)
+
+T = TypeVar("T")
 
 # An unsaved buffer is re-indexed once typing pauses this long: one parse per pause, not per key.
 BUFFER_DEBOUNCE_S = 0.15
@@ -55,6 +74,15 @@ class IndexUnavailableResponse(JsonRpcException):
     """The answer to a request while the index cannot be opened; the message says why."""
 
     CODE = INDEX_UNAVAILABLE_CODE
+
+
+@contextmanager
+def invalid_params() -> Iterator[None]:
+    """Client data that fails validation is the client's to fix: answer InvalidParams with why."""
+    try:
+        yield
+    except InvalidRequestError as error:
+        raise JsonRpcInvalidParams(str(error)) from None
 
 
 def json_converter() -> cattrs.Converter:
@@ -188,11 +216,22 @@ class SmartctxServer(LanguageServer):
         """Run the pipeline on a query thread; a ``$/cancelRequest`` stops it at the next stage."""
         index = self.require_index()
         cancelled = threading.Event()
-        future = index.query_threads.submit(index.query, request, self.overlays, cancelled.is_set)
+        return await self.on_query_thread(
+            lambda: index.query(request, self.overlays, cancelled.is_set), cancelled
+        )
+
+    async def on_query_thread(self, call: Callable[[], T], cancelled: threading.Event | None = None) -> T:
+        """Run ``call`` on a query thread; core errors become the JSON-RPC errors a client expects.
+
+        A cancelled request sets ``cancelled`` (for work that checks it) and keeps the abandoned
+        future, so a failure after the answer is still logged.
+        """
+        future = self.require_index().query_threads.submit(call)
         try:
             return await asyncio.wrap_future(future)
         except asyncio.CancelledError:
-            cancelled.set()
+            if cancelled is not None:
+                cancelled.set()
             self._keep_abandoned(future)
             raise
         except InvalidRequestError as error:
@@ -201,19 +240,29 @@ class SmartctxServer(LanguageServer):
             raise JsonRpcRequestCancelled("the request was cancelled") from None
         except IndexNotAvailableError as error:
             raise IndexUnavailableResponse(str(error)) from None
+        except NodeChangedError as error:
+            raise JsonRpcContentModified(str(error)) from None
+
+    def word_at(self, uri: str, position: types.Position) -> tuple[str, int, str] | None:
+        """The workspace path, 1-based line and identifier under the cursor, if there is one."""
+        path = self._path_in_workspace(uri)
+        if path is None:
+            return None
+        word = self.workspace.get_text_document(uri).word_at_position(position)
+        return (path, position.line + 1, word) if word else None
 
     def close_index(self) -> None:
         if self.index is not None:
             self.index.close()
             self.index = None
 
-    def _keep_abandoned(self, future: Future[ContextPack]) -> None:
-        """A cancelled request's pipeline may still be running: keep it so its failure is seen."""
+    def _keep_abandoned(self, future: Future[Any]) -> None:
+        """A cancelled request's work may still be running: keep it so its failure is seen."""
 
-        def finished(done: Future[ContextPack]) -> None:
+        def finished(done: Future[Any]) -> None:
             error = None if done.cancelled() else done.exception()
             if error is not None and not isinstance(error, PipelineCancelledError):
-                log.error("a cancelled contextForTask failed: %s", error, exc_info=error)
+                log.error("a cancelled request failed: %s", error, exc_info=error)
 
         future.add_done_callback(finished)
 
@@ -246,10 +295,8 @@ def build_server() -> SmartctxServer:
     @server.feature(CONTEXT_FOR_TASK)
     async def context_for_task(ls: SmartctxServer, params: Any) -> dict[str, Any]:
         index = ls.require_index()
-        try:
+        with invalid_params():
             request = context_request(params, index.root)
-        except InvalidRequestError as error:
-            raise JsonRpcInvalidParams(str(error)) from None
         pack = await ls.build_pack(request)
         log.info(
             "contextForTask: %d bodies, %d summaries, %d tokens, %.0f ms",
@@ -259,6 +306,28 @@ def build_server() -> SmartctxServer:
             sum(pack.timings_ms.values()),
         )
         return pack_to_wire(pack)
+
+    @server.feature(EXPAND)
+    async def expand(ls: SmartctxServer, params: Any) -> WireNode:
+        with invalid_params():
+            wire_id = expand_id(params)
+        index = ls.require_index()
+        detail = await ls.on_query_thread(lambda: index.expand(wire_id, ls.overlays))
+        return node_to_wire(detail)
+
+    @server.feature(types.TEXT_DOCUMENT_HOVER)
+    async def hover(ls: SmartctxServer, params: types.HoverParams) -> types.Hover | None:
+        target = ls.word_at(params.text_document.uri, params.position)
+        if target is None or ls.index is None:
+            return None
+        index = ls.index
+        symbol = await ls.on_query_thread(lambda: index.symbol_at(*target))
+        if symbol is None:
+            return None
+        markdown = types.MarkupContent(
+            kind=types.MarkupKind.Markdown, value=hover_markdown(symbol, index.root)
+        )
+        return types.Hover(contents=markdown)
 
     @server.feature(INDEX_STATUS)
     def index_status(ls: SmartctxServer, params: Any) -> IndexStatus:
@@ -288,7 +357,13 @@ class _QuietExpectedErrors(logging.Filter):
 
     def filter(self, record: logging.LogRecord) -> bool:
         error = record.exc_info[1] if record.exc_info else None
-        if isinstance(error, (JsonRpcInvalidParams, JsonRpcRequestCancelled, IndexUnavailableResponse)):
+        expected = (
+            JsonRpcInvalidParams,
+            JsonRpcRequestCancelled,
+            JsonRpcContentModified,
+            IndexUnavailableResponse,
+        )
+        if isinstance(error, expected):
             log.info("answered with an error: %s", error.message)
             return False
         return True
