@@ -54,15 +54,25 @@ def statuses() -> IndexStatusLog:
     return IndexStatusLog()
 
 
+@pytest.fixture
+def initialize_results() -> list[types.InitializeResult]:
+    """The server's answer to ``initialize`` (its capabilities), once the client fixture has run."""
+    return []
+
+
 @pytest_lsp.fixture(config=SERVER)
 async def client(
-    lsp_client: LanguageClient, workspace: Path, statuses: IndexStatusLog, index_dir: Path
+    lsp_client: LanguageClient,
+    workspace: Path,
+    statuses: IndexStatusLog,
+    index_dir: Path,
+    initialize_results: list[types.InitializeResult],
 ) -> AsyncIterator[None]:
     @lsp_client.feature(INDEX_STATUS)
     def on_index_status(params: Any) -> None:
         statuses.record(params)
 
-    await lsp_client.initialize_session(
+    result = await lsp_client.initialize_session(
         types.InitializeParams(
             capabilities=client_capabilities("visual-studio-code"),
             root_uri=workspace.as_uri(),
@@ -70,5 +80,6 @@ async def client(
             initialization_options={"indexDir": str(index_dir)},
         )
     )
+    initialize_results.append(result)
     yield
     await lsp_client.shutdown_session()

@@ -11,7 +11,7 @@ from lsprotocol import types
 from pygls.exceptions import JsonRpcInvalidParams, JsonRpcMethodNotFound, JsonRpcServerError
 from pytest_lsp import LanguageClient
 
-from smartctx.lsp.protocol import CONTEXT_FOR_TASK, INDEX_STATUS, INDEX_UNAVAILABLE_CODE
+from smartctx.lsp.protocol import CONTEXT_FOR_TASK, INDEX_STATUS, INDEX_UNAVAILABLE_CODE, REINDEX_COMMAND
 
 pytestmark = pytest.mark.asyncio
 
@@ -107,6 +107,32 @@ async def test_saved_edit_is_found_by_the_next_request(
     pack = await context_for_task(client, {"task": "refund_everything"})
 
     assert pack["bodies"][0]["id"] == "shop/payments.py::refund_everything"
+
+
+async def test_reindex_command_is_advertised_and_answers_when_the_folder_is_reconciled(
+    client: LanguageClient,
+    statuses: IndexStatusLog,
+    workspace: Path,
+    initialize_results: list[types.InitializeResult],
+) -> None:
+    await statuses.ready()
+    inventory = workspace / "shop" / "inventory.py"
+    # Changed behind the server's back (no editor event, no watcher in this test).
+    inventory.write_text(
+        inventory.read_text(encoding="utf-8") + "\n\ndef count_every_shelf():\n    return 0\n",
+        encoding="utf-8",
+    )
+
+    result = await client.workspace_execute_command_async(types.ExecuteCommandParams(command=REINDEX_COMMAND))
+    pack = await context_for_task(client, {"task": "count_every_shelf"})
+
+    provider = initialize_results[0].capabilities.execute_command_provider
+    assert provider is not None
+    assert REINDEX_COMMAND in provider.commands
+    assert (result["filesParsed"], result["filesDeleted"]) == (1, 0)
+    assert result["filesTotal"] == result["filesParsed"] + result["filesUnchanged"]
+    assert pack["bodies"][0]["id"] == "shop/inventory.py::count_every_shelf"
+    assert statuses.received[-1]["state"] == "ready"
 
 
 async def test_unsaved_buffer_is_packed_and_closing_it_reverts_to_disk(

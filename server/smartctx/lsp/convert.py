@@ -15,7 +15,8 @@ from typing import Any
 from pygls.uris import to_fs_path
 
 from smartctx.core.context import ContextOptions, ContextRequest, Focus, InvalidRequestError, NodeDetail
-from smartctx.lsp.protocol import OPTION_FIELDS, IndexStatus, WireNode
+from smartctx.indexing.indexer import IndexReport
+from smartctx.lsp.protocol import OPTION_FIELDS, IndexStatus, ReindexResult, WireNode
 
 log = logging.getLogger(__name__)
 
@@ -171,6 +172,16 @@ def node_to_wire(node: NodeDetail) -> WireNode:
         "source": node.source,
         "tokens": node.tokens,
         "warnings": [{"code": w.code, "nodeId": w.node_id, "message": w.message} for w in node.warnings],
+    }
+
+
+def reindex_to_wire(report: IndexReport) -> ReindexResult:
+    return {
+        "filesTotal": report.files_total,
+        "filesParsed": report.files_parsed,
+        "filesUnchanged": report.files_unchanged,
+        "filesDeleted": report.files_deleted,
+        "seconds": round(report.seconds, 3),
     }
 
 

@@ -12,12 +12,12 @@ import logging
 import threading
 import time
 from collections.abc import Callable, Iterable, Mapping
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
 
 from smartctx.core.context import ContextOptions, ContextPack, ContextRequest, NodeDetail, SymbolSummary
 from smartctx.core.tokens import TokenCounter
-from smartctx.indexing.indexer import IndexConfig, Indexer
+from smartctx.indexing.indexer import IndexConfig, Indexer, IndexReport
 from smartctx.indexing.sources import WorkspaceSources
 from smartctx.lsp.convert import StatusCounts
 from smartctx.lsp.tasks import BackgroundTasks
@@ -97,6 +97,12 @@ class LiveIndex:
             self._drain_scheduled = True
         self._tasks.keep(f"updating {self.root}", self._index_thread.submit(self._drain))
 
+    def reindex(self) -> Future[IndexReport | None]:
+        """Reconcile the whole folder again (after the work already queued); the future ends with it."""
+        future = self._index_thread.submit(self._reconcile)
+        self._tasks.keep(f"re-indexing {self.root}", future)
+        return future
+
     def update_buffer(self, path: str, text: bytes) -> None:
         """Index an editor buffer's unsaved text in place of the disk file, until it is closed."""
         with self._lock:
@@ -172,12 +178,20 @@ class LiveIndex:
         self._indexer = Indexer(self.root, store, IndexConfig())
         self._index_path = store.path
         self._opened.set()
+        self._reconcile()
+
+    def _reconcile(self) -> IndexReport | None:
+        """Bring the whole folder up to date; None when the server stopped first. On the index thread."""
+        if self._indexer is None:
+            raise IndexNotAvailableError(self._open_error or "the index is not open")
+        with self._lock:
+            self._busy, self._done, self._total = True, 0, 0
         self._publish(force=True)
         started = time.perf_counter()
         try:
             report = self._indexer.reconcile(self._progress)
         except _Stopped:
-            return
+            return None
         finally:
             self._finish_phase()
         # A reconcile indexes the disk; open buffers take their place again.
@@ -192,6 +206,7 @@ class LiveIndex:
             report.files_unchanged,
             report.files_deleted,
         )
+        return report
 
     def _drain(self) -> None:
         """Apply queued paths until none are left, then refresh scores once for the whole burst.

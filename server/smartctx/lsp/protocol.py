@@ -43,6 +43,12 @@ OPTION_FIELDS = {
 # (from the range JSON-RPC leaves to servers); the message says why.
 INDEX_UNAVAILABLE_CODE = -32010
 
+# ``workspace/executeCommand`` with this command (no arguments) reconciles the whole workspace
+# folder with its index, as at start-up: only changed files are parsed, ignore rules are read again.
+# The request is answered when the reconcile ends, with :class:`ReindexResult`; indexStatus
+# notifications report its progress meanwhile, and requests are answered from the index throughout.
+REINDEX_COMMAND = "smartctx.reindex"
+
 # LSP's ContentModified: the answer no longer matches the file; ask again.
 CONTENT_MODIFIED_CODE = -32801
 
@@ -107,6 +113,14 @@ class WireNode(TypedDict):
     source: str
     tokens: int
     warnings: list[WireWarning]
+
+
+class ReindexResult(TypedDict):
+    filesTotal: int
+    filesParsed: int
+    filesUnchanged: int
+    filesDeleted: int
+    seconds: float
 
 
 class _IndexCounts(TypedDict):

@@ -44,6 +44,7 @@ from smartctx.lsp.convert import (
     context_request,
     expand_id,
     node_to_wire,
+    reindex_to_wire,
     settings_from_initialization_options,
     status_to_wire,
     workspace_path,
@@ -55,7 +56,9 @@ from smartctx.lsp.protocol import (
     EXPAND,
     INDEX_STATUS,
     INDEX_UNAVAILABLE_CODE,
+    REINDEX_COMMAND,
     IndexStatus,
+    ReindexResult,
     WireNode,
 )
 from smartctx.lsp.tasks import BackgroundTasks
@@ -328,6 +331,16 @@ def build_server() -> SmartctxServer:
             kind=types.MarkupKind.Markdown, value=hover_markdown(symbol, index.root)
         )
         return types.Hover(contents=markdown)
+
+    @server.command(REINDEX_COMMAND)
+    async def reindex(ls: SmartctxServer) -> ReindexResult:
+        try:
+            report = await asyncio.wrap_future(ls.require_index().reindex())
+        except IndexNotAvailableError as error:
+            raise IndexUnavailableResponse(str(error)) from None
+        if report is None:
+            raise JsonRpcRequestCancelled("the server is shutting down; the re-index stopped")
+        return reindex_to_wire(report)
 
     @server.feature(INDEX_STATUS)
     def index_status(ls: SmartctxServer, params: Any) -> IndexStatus:
