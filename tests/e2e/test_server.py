@@ -228,3 +228,23 @@ async def test_an_index_that_cannot_be_opened_is_reported_and_every_request_says
     assert error.value.message == failed["message"]
     assert error.value.code == INDEX_UNAVAILABLE_CODE
     assert (await client.protocol.send_request_async(INDEX_STATUS, None)) == failed
+
+
+async def test_changed_settings_apply_to_the_next_request_and_invalid_ones_are_shown_as_warnings(
+    client: LanguageClient, statuses: IndexStatusLog
+) -> None:
+    await statuses.ready()
+
+    client.workspace_did_change_configuration(
+        types.DidChangeConfigurationParams(
+            settings={"smartctx": {"contextDefaults": {"maxBodies": 1}, "bufferDebounceMs": "soon"}}
+        )
+    )
+    narrow = await context_for_task(client, {"task": DECLINED})
+    wide = await context_for_task(client, {"task": DECLINED, "options": {"maxBodies": 4}})
+
+    assert len(narrow["bodies"]) == 1
+    assert len(wide["bodies"]) > 1
+    warnings = [message for message in client.messages if message.type == types.MessageType.Warning]
+    assert len(warnings) == 1
+    assert "bufferDebounceMs" in warnings[0].message

@@ -6,7 +6,7 @@ camelCase wire format, so nothing here knows JSON.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field, fields
+from dataclasses import dataclass, field, fields, replace
 from typing import Any
 
 TOKENIZERS = ("o200k_base", "cl100k_base")
@@ -66,8 +66,9 @@ class ContextOptions:
             )
 
     @classmethod
-    def from_values(cls, values: dict[str, Any]) -> ContextOptions:
-        """Options from snake_case values, where None or 0 means "use the default"."""
+    def from_values(cls, values: dict[str, Any], base: ContextOptions | None = None) -> ContextOptions:
+        """Options from snake_case values, where None or 0 means "use the default" (``base``'s value,
+        or the dataclass default without one)."""
         known = {f.name for f in fields(cls)}
         unknown = sorted(set(values) - known)
         if unknown:
@@ -77,7 +78,7 @@ class ContextOptions:
             for name, value in values.items()
             if value is not None and not (value == 0 and not isinstance(value, bool))
         }
-        return cls(**chosen)
+        return replace(base, **chosen) if base is not None else cls(**chosen)
 
 
 def _camel(name: str) -> str:

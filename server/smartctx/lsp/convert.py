@@ -22,13 +22,6 @@ log = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True)
-class Settings:
-    """What the client configures at ``initialize``; every field has a usable default."""
-
-    index_dir: Path | None = None
-
-
-@dataclass(frozen=True)
 class StatusCounts:
     indexing: bool
     files_done: int
@@ -36,24 +29,6 @@ class StatusCounts:
     pending_files: int
     # Why the index could not be opened, if it could not.
     error: str | None = None
-
-
-def settings_from_initialization_options(options: Any) -> tuple[Settings, list[str]]:
-    """Settings from ``initializationOptions``; an invalid value is a warning and the default."""
-    warnings: list[str] = []
-    if options is None:
-        return Settings(), warnings
-    if not isinstance(options, dict):
-        return Settings(), [f"initializationOptions must be an object, got {options!r}; using defaults"]
-    index_dir: Path | None = None
-    raw = options.get("indexDir")
-    if isinstance(raw, str) and raw.strip():
-        index_dir = Path(raw).expanduser()
-    elif raw is not None:
-        warnings.append(
-            f"initializationOptions.indexDir must be a folder path, got {raw!r}; using the default"
-        )
-    return Settings(index_dir=index_dir), warnings
 
 
 def workspace_path(root: Path, uri: str) -> str | None:
@@ -72,8 +47,8 @@ def workspace_path(root: Path, uri: str) -> str | None:
     return relative.as_posix() if relative.parts else None
 
 
-def context_request(params: Any, root: Path) -> ContextRequest:
-    """``smartctx/contextForTask`` params → a validated request."""
+def context_request(params: Any, root: Path, defaults: ContextOptions) -> ContextRequest:
+    """``smartctx/contextForTask`` params → a validated request; ``defaults`` fill unset options."""
     if not isinstance(params, dict):
         raise InvalidRequestError('params must be an object like {"task": "what you want to do"}')
     task = params.get("task")
@@ -83,12 +58,12 @@ def context_request(params: Any, root: Path) -> ContextRequest:
         raise InvalidRequestError(
             f"task must be a non-empty string describing what you want to do, got {task!r}"
         )
-    return ContextRequest(task, _options(params.get("options")), _focus(params.get("focus"), root))
+    return ContextRequest(task, _options(params.get("options"), defaults), _focus(params.get("focus"), root))
 
 
-def _options(raw: Any) -> ContextOptions:
+def _options(raw: Any, defaults: ContextOptions) -> ContextOptions:
     if raw is None:
-        return ContextOptions()
+        return defaults
     if not isinstance(raw, dict):
         raise InvalidRequestError(f"options must be an object, got {raw!r}")
     unknown = sorted(name for name in raw if name not in OPTION_FIELDS)
@@ -97,7 +72,9 @@ def _options(raw: Any) -> ContextOptions:
             f"unknown option options.{unknown[0]}; known options: {', '.join(OPTION_FIELDS)}"
         )
     try:
-        return ContextOptions.from_values({OPTION_FIELDS[name]: value for name, value in raw.items()})
+        return ContextOptions.from_values(
+            {OPTION_FIELDS[name]: value for name, value in raw.items()}, defaults
+        )
     except InvalidRequestError as error:
         raise InvalidRequestError(f"options.{error}") from None
     except TypeError as error:

@@ -137,6 +137,24 @@ class IndexStatus(_IndexCounts, total=False):
     message: str
 
 
-class InitializationOptions(TypedDict, total=False):
-    # Where the index lives, usually the client's workspace storage folder.
+# VS Code's configuration section of these settings: ``didChangeConfiguration`` may send them as
+# ``{"smartctx": {...}}`` or as the object itself.
+CONFIGURATION_SECTION = "smartctx"
+
+
+class WireSettings(TypedDict, total=False):
+    """``initializationOptions`` and ``workspace/didChangeConfiguration`` ``settings``: every key is
+    optional; a missing or null key means the default, an invalid one a warning and the default."""
+
+    # Where the index lives, usually the client's workspace storage folder (default: the user
+    # cache folder, as for the CLI). Read at start-up only; a change needs a restart.
     indexDir: str
+    # How long typing must pause before an unsaved buffer is indexed (0 to 10000, default 150).
+    bufferDebounceMs: int
+    # smartctx log records at this level and above are also sent as window/logMessage:
+    # "error" | "warning" (default) | "info" | "debug". stderr always has every record at INFO.
+    clientLogLevel: str
+    # Whether textDocument/hover is answered (default true).
+    hover: bool
+    # contextForTask options (the camelCase names above) used when a request does not set them.
+    contextDefaults: dict[str, Any]

@@ -39,13 +39,11 @@ from pygls.uris import to_fs_path
 
 from smartctx.core.context import ContextPack, ContextRequest, InvalidRequestError, NodeChangedError
 from smartctx.lsp.convert import (
-    Settings,
     StatusCounts,
     context_request,
     expand_id,
     node_to_wire,
     reindex_to_wire,
-    settings_from_initialization_options,
     status_to_wire,
     workspace_path,
 )
@@ -61,6 +59,7 @@ from smartctx.lsp.protocol import (
     ReindexResult,
     WireNode,
 )
+from smartctx.lsp.settings import Settings, apply_changed_settings, parse_settings
 from smartctx.lsp.tasks import BackgroundTasks
 from smartctx.output.pack_json import pack_to_wire
 from smartctx.retrieval.pipeline import CancelledError as PipelineCancelledError
@@ -68,9 +67,6 @@ from smartctx.retrieval.pipeline import CancelledError as PipelineCancelledError
 log = logging.getLogger(__name__)
 
 T = TypeVar("T")
-
-# An unsaved buffer is re-indexed once typing pauses this long: one parse per pause, not per key.
-BUFFER_DEBOUNCE_S = 0.15
 
 
 class IndexUnavailableResponse(JsonRpcException):
@@ -117,9 +113,8 @@ class SmartctxServer(LanguageServer):
         self._progress_token: str | None = None
 
     def open_workspace(self, params: types.InitializeParams) -> None:
-        self.settings, warnings = settings_from_initialization_options(params.initialization_options)
-        for warning in warnings:
-            log.warning("%s", warning)
+        self.settings, warnings = parse_settings(params.initialization_options, "initializationOptions")
+        self.warn_user(warnings)
         folders = [folder.uri for folder in params.workspace_folders or []]
         if len(folders) > 1:
             log.warning("only the first workspace folder is indexed for now; ignoring %s", folders[1:])
@@ -140,6 +135,19 @@ class SmartctxServer(LanguageServer):
         root = Path(os.path.realpath(fs_path))
         self.index = LiveIndex(root, self.settings.index_dir, on_status, self.tasks)
         log.info("workspace %s, index in %s", root, self.settings.index_dir or "the user cache folder")
+
+    def change_settings(self, raw: Any) -> None:
+        self.settings, warnings = apply_changed_settings(self.settings, raw)
+        self.warn_user(warnings)
+        log.info("settings changed: %s", self.settings)
+
+    def warn_user(self, warnings: list[str]) -> None:
+        """Problems the user can fix in their settings: a message in the editor, and the log."""
+        for warning in warnings:
+            log.warning("%s", warning)
+            self.window_show_message(
+                types.ShowMessageParams(type=types.MessageType.Warning, message=f"smartctx: {warning}")
+            )
 
     def require_index(self) -> LiveIndex:
         if self.index is None:
@@ -187,7 +195,7 @@ class SmartctxServer(LanguageServer):
         self.overlays = {**self.overlays, path: text.encode("utf-8")}
         self._cancel_buffer_timer(path)
         loop = asyncio.get_running_loop()
-        self._buffer_timers[path] = loop.call_later(BUFFER_DEBOUNCE_S, self._index_buffer, path)
+        self._buffer_timers[path] = loop.call_later(self.settings.buffer_debounce_s, self._index_buffer, path)
 
     def buffer_closed(self, uri: str) -> None:
         """Pack and index the file from disk again."""
@@ -299,7 +307,7 @@ def build_server() -> SmartctxServer:
     async def context_for_task(ls: SmartctxServer, params: Any) -> dict[str, Any]:
         index = ls.require_index()
         with invalid_params():
-            request = context_request(params, index.root)
+            request = context_request(params, index.root, ls.settings.context_defaults)
         pack = await ls.build_pack(request)
         log.info(
             "contextForTask: %d bodies, %d summaries, %d tokens, %.0f ms",
@@ -321,7 +329,7 @@ def build_server() -> SmartctxServer:
     @server.feature(types.TEXT_DOCUMENT_HOVER)
     async def hover(ls: SmartctxServer, params: types.HoverParams) -> types.Hover | None:
         target = ls.word_at(params.text_document.uri, params.position)
-        if target is None or ls.index is None:
+        if target is None or ls.index is None or not ls.settings.hover:
             return None
         index = ls.index
         symbol = await ls.on_query_thread(lambda: index.symbol_at(*target))
@@ -345,6 +353,10 @@ def build_server() -> SmartctxServer:
     @server.feature(INDEX_STATUS)
     def index_status(ls: SmartctxServer, params: Any) -> IndexStatus:
         return status_to_wire(ls.require_index().status())
+
+    @server.feature(types.WORKSPACE_DID_CHANGE_CONFIGURATION)
+    def did_change_configuration(ls: SmartctxServer, params: types.DidChangeConfigurationParams) -> None:
+        ls.change_settings(params.settings)
 
     @server.feature(types.TEXT_DOCUMENT_DID_OPEN)
     def did_open(ls: SmartctxServer, params: types.DidOpenTextDocumentParams) -> None:
