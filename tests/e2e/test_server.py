@@ -225,6 +225,9 @@ async def test_an_index_that_cannot_be_opened_is_reported_and_every_request_says
         await context_for_task(client, {"task": DECLINED})
 
     assert str(index_dir) in failed["message"]
+    # Logged on the index thread, forwarded to the client by the event loop.
+    errors = [log.message for log in client.log_messages if log.type == types.MessageType.Error]
+    assert errors == [f"smartctx.lsp.live_index: {failed['message']}"]
     assert error.value.message == failed["message"]
     assert error.value.code == INDEX_UNAVAILABLE_CODE
     assert (await client.protocol.send_request_async(INDEX_STATUS, None)) == failed
@@ -248,3 +251,7 @@ async def test_changed_settings_apply_to_the_next_request_and_invalid_ones_are_s
     warnings = [message for message in client.messages if message.type == types.MessageType.Warning]
     assert len(warnings) == 1
     assert "bufferDebounceMs" in warnings[0].message
+    logged = [log.message for log in client.log_messages if log.type == types.MessageType.Warning]
+    assert logged == [f"smartctx.lsp.server: {warnings[0].message.removeprefix('smartctx: ')}"]
+    # Info records stay on stderr at the default clientLogLevel ("warning").
+    assert not [log for log in client.log_messages if log.type == types.MessageType.Info]

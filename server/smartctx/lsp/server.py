@@ -38,6 +38,7 @@ from pygls.protocol import (
 from pygls.uris import to_fs_path
 
 from smartctx.core.context import ContextPack, ContextRequest, InvalidRequestError, NodeChangedError
+from smartctx.lsp.client_log import ClientLogHandler
 from smartctx.lsp.convert import (
     StatusCounts,
     context_request,
@@ -67,6 +68,11 @@ from smartctx.retrieval.pipeline import CancelledError as PipelineCancelledError
 log = logging.getLogger(__name__)
 
 T = TypeVar("T")
+
+SMARTCTX_LOGGER = "smartctx"
+# stderr gets smartctx records at this level and above (and lower ones when the client asks for them);
+# pack contents are never logged at this level.
+STDERR_LOG_LEVEL = logging.INFO
 
 
 class IndexUnavailableResponse(JsonRpcException):
@@ -111,9 +117,11 @@ class SmartctxServer(LanguageServer):
         # Per path, the pending re-index of its buffer; each change restarts the wait.
         self._buffer_timers: dict[str, asyncio.TimerHandle] = {}
         self._progress_token: str | None = None
+        self._client_log: ClientLogHandler | None = None
 
     def open_workspace(self, params: types.InitializeParams) -> None:
         self.settings, warnings = parse_settings(params.initialization_options, "initializationOptions")
+        self._forward_logs()
         self.warn_user(warnings)
         folders = [folder.uri for folder in params.workspace_folders or []]
         if len(folders) > 1:
@@ -138,6 +146,7 @@ class SmartctxServer(LanguageServer):
 
     def change_settings(self, raw: Any) -> None:
         self.settings, warnings = apply_changed_settings(self.settings, raw)
+        self._forward_logs()
         self.warn_user(warnings)
         log.info("settings changed: %s", self.settings)
 
@@ -148,6 +157,25 @@ class SmartctxServer(LanguageServer):
             self.window_show_message(
                 types.ShowMessageParams(type=types.MessageType.Warning, message=f"smartctx: {warning}")
             )
+
+    def _forward_logs(self) -> None:
+        """Send smartctx log records at the configured level to the client as well as to stderr."""
+        level = self.settings.client_log_level_number
+        smartctx_log = logging.getLogger(SMARTCTX_LOGGER)
+        if self._client_log is None:
+            self._client_log = ClientLogHandler(asyncio.get_running_loop(), self._log_to_client, level)
+            smartctx_log.addHandler(self._client_log)
+        self._client_log.setLevel(level)
+        # The logger passes a record to its handlers only at its own level or above.
+        smartctx_log.setLevel(min(level, STDERR_LOG_LEVEL))
+
+    def _log_to_client(self, level: int, text: str) -> None:
+        self.window_log_message(types.LogMessageParams(type=_message_type(level), message=text))
+
+    def stop_forwarding_logs(self) -> None:
+        if self._client_log is not None:
+            logging.getLogger(SMARTCTX_LOGGER).removeHandler(self._client_log)
+            self._client_log = None
 
     def require_index(self) -> LiveIndex:
         if self.index is None:
@@ -286,6 +314,14 @@ class SmartctxServer(LanguageServer):
         return path
 
 
+def _message_type(level: int) -> types.MessageType:
+    if level >= logging.ERROR:
+        return types.MessageType.Error
+    if level >= logging.WARNING:
+        return types.MessageType.Warning
+    return types.MessageType.Info if level >= logging.INFO else types.MessageType.Log
+
+
 def build_server() -> SmartctxServer:
     server = SmartctxServer()
 
@@ -302,6 +338,7 @@ def build_server() -> SmartctxServer:
     @server.feature(types.SHUTDOWN)
     def shutdown(ls: SmartctxServer, params: None) -> None:
         ls.close_index()
+        ls.stop_forwarding_logs()
 
     @server.feature(CONTEXT_FOR_TASK)
     async def context_for_task(ls: SmartctxServer, params: Any) -> dict[str, Any]:
@@ -396,7 +433,7 @@ class _QuietExpectedErrors(logging.Filter):
 
 def serve() -> int:
     """Run the language server over stdio until the client says exit or goes away."""
-    logging.getLogger("smartctx").setLevel(logging.INFO)
+    logging.getLogger(SMARTCTX_LOGGER).setLevel(STDERR_LOG_LEVEL)
     # pygls logs every outgoing message body, context packs included, at INFO.
     logging.getLogger("pygls").setLevel(logging.WARNING)
     logging.getLogger("pygls.protocol.json_rpc").addFilter(_QuietExpectedErrors())
@@ -405,4 +442,5 @@ def serve() -> int:
         server.start_io()
     finally:
         server.close_index()
+        server.stop_forwarding_logs()
     return 0
