@@ -151,13 +151,14 @@ _worker_parser: SourceParser | None = None
 PARENT_CHECK_INTERVAL_S = 0.5
 
 
-def _start_worker() -> None:
-    """Runs first in each parser worker: exit when the parent dies.
+def _start_worker(parent: int) -> None:
+    """Runs first in each parser worker: exit when the parent (the indexer, pid ``parent``) dies.
 
     A worker of a killed indexer would otherwise wait forever on its task queue, since its siblings
-    still hold the queue's other end open.
+    still hold the queue's other end open. The parent passes its pid rather than the worker asking
+    for it: a spawned worker imports for a while before this runs, and if the parent died
+    meanwhile, ``os.getppid()`` would already name the process that adopted it.
     """
-    parent = os.getppid()
 
     def watch_parent() -> None:
         while os.getppid() == parent:
@@ -413,7 +414,10 @@ class Indexer:
         # Workers are spawned, not forked: a fork of a process that runs other threads (the language
         # server's) can copy a held lock into the child and hang it.
         pool = ProcessPoolExecutor(
-            max_workers=workers, mp_context=multiprocessing.get_context("spawn"), initializer=_start_worker
+            max_workers=workers,
+            mp_context=multiprocessing.get_context("spawn"),
+            initializer=_start_worker,
+            initargs=(os.getpid(),),
         )
         try:
             for batch in pool.map(
