@@ -14,22 +14,14 @@ from typing import Any
 
 import pytest
 import pytest_lsp
+from lsp_client import make_client
 from lsp_status import IndexStatusLog
 from lsprotocol import types
 from pytest_lsp import ClientServerConfig, LanguageClient, client_capabilities
-from pytest_lsp.client import register_lsp_features
 
 from smartctx.lsp.protocol import INDEX_STATUS
-from smartctx.lsp.server import json_converter
 
 SHOP = Path(__file__).parent.parent / "fixtures" / "shop"
-
-
-def make_client() -> LanguageClient:
-    """pytest-lsp's client, reading custom results and notifications as plain JSON like an editor does."""
-    client = LanguageClient(converter_factory=json_converter)
-    register_lsp_features(client)
-    return client
 
 
 SERVER = ClientServerConfig(

@@ -431,15 +431,21 @@ class _QuietExpectedErrors(logging.Filter):
         return True
 
 
-def serve() -> int:
-    """Run the language server over stdio until the client says exit or goes away."""
+def serve(tcp: tuple[str, int] | None = None) -> int:
+    """Run the language server over stdio, or for one client on ``tcp`` (host, port), until the
+    client says exit or goes away."""
     logging.getLogger(SMARTCTX_LOGGER).setLevel(STDERR_LOG_LEVEL)
     # pygls logs every outgoing message body, context packs included, at INFO.
     logging.getLogger("pygls").setLevel(logging.WARNING)
     logging.getLogger("pygls.protocol.json_rpc").addFilter(_QuietExpectedErrors())
     server = build_server()
     try:
-        server.start_io()
+        if tcp is None:
+            server.start_io()
+        else:
+            # pygls says "Serving on (host, port)" on stderr once it listens: the moment to connect.
+            logging.getLogger("pygls.server").setLevel(logging.INFO)
+            server.start_tcp(*tcp)
     finally:
         server.close_index()
         server.stop_forwarding_logs()
