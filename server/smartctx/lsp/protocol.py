@@ -47,6 +47,7 @@ INDEX_UNAVAILABLE_CODE = -32010
 # folder with its index, as at start-up: only changed files are parsed, ignore rules are read again.
 # The request is answered when the reconcile ends, with :class:`ReindexResult`; indexStatus
 # notifications report its progress meanwhile, and requests are answered from the index throughout.
+# Cancelling the request does not stop the reconcile.
 REINDEX_COMMAND = "smartctx.reindex"
 
 # LSP's ContentModified: the answer no longer matches the file; ask again.

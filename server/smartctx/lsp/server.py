@@ -2,7 +2,8 @@
 
 Handlers stay thin (convert, delegate, convert back). The event loop only parses messages and
 routes them: indexing runs on the index thread and packing on query threads (see live_index.py).
-Unsaved editor buffers are kept as overlays, so a pack quotes what the user sees.
+Unsaved editor buffers are packed as they are and indexed once typing pauses, so a pack finds and
+quotes what the user sees.
 
 This slice serves the first workspace folder only; further folders are logged and ignored.
 """
