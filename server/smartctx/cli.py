@@ -114,6 +114,12 @@ def _argument_parser() -> argparse.ArgumentParser:
     serve = commands.add_parser(
         "serve", help="run the language server over stdio (editors start this; logs go to stderr)"
     )
+    serve.add_argument(
+        "--tcp",
+        metavar="HOST:PORT",
+        type=_host_and_port,
+        help="for debugging: listen on HOST:PORT for one client instead of using stdio",
+    )
     serve.set_defaults(handler=_serve_command)
     return parser
 
@@ -140,6 +146,13 @@ def _non_negative_int(text: str) -> int:
     if value < 0:
         raise argparse.ArgumentTypeError("must not be negative")
     return value
+
+
+def _host_and_port(text: str) -> tuple[str, int]:
+    host, separator, port_text = text.rpartition(":")
+    if not separator or not host or not port_text.isdigit() or not 0 < int(port_text) < 65536:
+        raise argparse.ArgumentTypeError(f"expected HOST:PORT like 127.0.0.1:2087, got {text!r}")
+    return host.strip("[]"), int(port_text)
 
 
 def _workspace(path_text: str) -> Path:
@@ -275,7 +288,7 @@ def _serve_command(args: argparse.Namespace) -> int:
     # Imported here: the other commands never pay for loading pygls.
     from smartctx.lsp.server import serve
 
-    return serve()
+    return serve(tcp=args.tcp)
 
 
 if __name__ == "__main__":

@@ -14,22 +14,14 @@ from typing import Any
 
 import pytest
 import pytest_lsp
+from lsp_client import make_client
 from lsp_status import IndexStatusLog
 from lsprotocol import types
 from pytest_lsp import ClientServerConfig, LanguageClient, client_capabilities
-from pytest_lsp.client import register_lsp_features
 
 from smartctx.lsp.protocol import INDEX_STATUS
-from smartctx.lsp.server import json_converter
 
 SHOP = Path(__file__).parent.parent / "fixtures" / "shop"
-
-
-def make_client() -> LanguageClient:
-    """pytest-lsp's client, reading custom results and notifications as plain JSON like an editor does."""
-    client = LanguageClient(converter_factory=json_converter)
-    register_lsp_features(client)
-    return client
 
 
 SERVER = ClientServerConfig(
@@ -54,15 +46,25 @@ def statuses() -> IndexStatusLog:
     return IndexStatusLog()
 
 
+@pytest.fixture
+def initialize_results() -> list[types.InitializeResult]:
+    """The server's answer to ``initialize`` (its capabilities), once the client fixture has run."""
+    return []
+
+
 @pytest_lsp.fixture(config=SERVER)
 async def client(
-    lsp_client: LanguageClient, workspace: Path, statuses: IndexStatusLog, index_dir: Path
+    lsp_client: LanguageClient,
+    workspace: Path,
+    statuses: IndexStatusLog,
+    index_dir: Path,
+    initialize_results: list[types.InitializeResult],
 ) -> AsyncIterator[None]:
     @lsp_client.feature(INDEX_STATUS)
     def on_index_status(params: Any) -> None:
         statuses.record(params)
 
-    await lsp_client.initialize_session(
+    result = await lsp_client.initialize_session(
         types.InitializeParams(
             capabilities=client_capabilities("visual-studio-code"),
             root_uri=workspace.as_uri(),
@@ -70,5 +72,6 @@ async def client(
             initialization_options={"indexDir": str(index_dir)},
         )
     )
+    initialize_results.append(result)
     yield
     await lsp_client.shutdown_session()

@@ -11,7 +11,7 @@ from lsprotocol import types
 from pygls.exceptions import JsonRpcInvalidParams, JsonRpcMethodNotFound, JsonRpcServerError
 from pytest_lsp import LanguageClient
 
-from smartctx.lsp.protocol import CONTEXT_FOR_TASK, INDEX_STATUS, INDEX_UNAVAILABLE_CODE
+from smartctx.lsp.protocol import CONTEXT_FOR_TASK, INDEX_STATUS, INDEX_UNAVAILABLE_CODE, REINDEX_COMMAND
 
 pytestmark = pytest.mark.asyncio
 
@@ -109,6 +109,32 @@ async def test_saved_edit_is_found_by_the_next_request(
     assert pack["bodies"][0]["id"] == "shop/payments.py::refund_everything"
 
 
+async def test_reindex_command_is_advertised_and_answers_when_the_folder_is_reconciled(
+    client: LanguageClient,
+    statuses: IndexStatusLog,
+    workspace: Path,
+    initialize_results: list[types.InitializeResult],
+) -> None:
+    await statuses.ready()
+    inventory = workspace / "shop" / "inventory.py"
+    # Changed behind the server's back (no editor event, no watcher in this test).
+    inventory.write_text(
+        inventory.read_text(encoding="utf-8") + "\n\ndef count_every_shelf():\n    return 0\n",
+        encoding="utf-8",
+    )
+
+    result = await client.workspace_execute_command_async(types.ExecuteCommandParams(command=REINDEX_COMMAND))
+    pack = await context_for_task(client, {"task": "count_every_shelf"})
+
+    provider = initialize_results[0].capabilities.execute_command_provider
+    assert provider is not None
+    assert REINDEX_COMMAND in provider.commands
+    assert (result["filesParsed"], result["filesDeleted"]) == (1, 0)
+    assert result["filesTotal"] == result["filesParsed"] + result["filesUnchanged"]
+    assert pack["bodies"][0]["id"] == "shop/inventory.py::count_every_shelf"
+    assert statuses.received[-1]["state"] == "ready"
+
+
 async def test_unsaved_buffer_is_packed_and_closing_it_reverts_to_disk(
     client: LanguageClient, statuses: IndexStatusLog, workspace: Path
 ) -> None:
@@ -117,28 +143,71 @@ async def test_unsaved_buffer_is_packed_and_closing_it_reverts_to_disk(
     saved = payments.read_text(encoding="utf-8")
     unsaved = saved.replace("raise PaymentDeclined when the gateway refuses", "UNSAVED-EDIT in the buffer")
     assert unsaved != saved
-    document = types.TextDocumentIdentifier(uri=payments.as_uri())
+    document = open_buffer(client, payments, saved)
+    change_buffer(client, document, unsaved)
+    await statuses.ready(2)
 
-    client.text_document_did_open(
-        types.DidOpenTextDocumentParams(
-            text_document=types.TextDocumentItem(
-                uri=document.uri, language_id="python", version=1, text=saved
-            )
-        )
-    )
-    client.text_document_did_change(
-        types.DidChangeTextDocumentParams(
-            text_document=types.VersionedTextDocumentIdentifier(uri=document.uri, version=2),
-            content_changes=[types.TextDocumentContentChangeWholeDocument(text=unsaved)],
-        )
-    )
     edited = await context_for_task(client, {"task": DECLINED})
     client.text_document_did_close(types.DidCloseTextDocumentParams(text_document=document))
-    await statuses.ready(2)
+    await statuses.ready(3)
     reverted = await context_for_task(client, {"task": DECLINED})
 
     assert "UNSAVED-EDIT" in body_source(edited, DECLINED_FIRST_BODY)
     assert "UNSAVED-EDIT" not in body_source(reverted, DECLINED_FIRST_BODY)
+    assert not [w for w in edited["metadata"]["warnings"] if w["code"].startswith("stale-")]
+
+
+BRAND_NEW = '''def brand_new_fn(order):
+    """Ship an order that was typed but never saved."""
+    return charge_card(order.token, order.total)
+
+
+'''
+
+
+async def test_a_definition_typed_but_not_saved_is_found_until_the_buffer_closes(
+    client: LanguageClient, statuses: IndexStatusLog, workspace: Path
+) -> None:
+    await statuses.ready()
+    payments = workspace / "shop" / "payments.py"
+    saved = payments.read_text(encoding="utf-8")
+    # Above the class, so every definition below it moves down in the buffer.
+    unsaved = saved.replace("class PaymentDeclined", BRAND_NEW + "class PaymentDeclined")
+    document = open_buffer(client, payments, saved)
+    change_buffer(client, document, unsaved)
+    # The unchanged didOpen indexes nothing; the change is the one batch that reports "ready".
+    await statuses.ready(2)
+
+    found = await context_for_task(client, {"task": "brand_new_fn ships an order"})
+    client.text_document_did_close(types.DidCloseTextDocumentParams(text_document=document))
+    await statuses.ready(3)
+    gone = await context_for_task(client, {"task": "brand_new_fn ships an order"})
+
+    first = found["bodies"][0]
+    assert (first["id"], first["citation"]) == ("shop/payments.py::brand_new_fn", "shop/payments.py:6-8")
+    assert first["source"] == BRAND_NEW.rstrip("\n") + "\n"
+    ids = [item["id"] for item in gone["bodies"] + gone["summaries"]]
+    assert "shop/payments.py::brand_new_fn" not in ids
+    assert payments.read_text(encoding="utf-8") == saved
+
+
+def open_buffer(client: LanguageClient, path: Path, text: str) -> types.TextDocumentIdentifier:
+    document = types.TextDocumentIdentifier(uri=path.as_uri())
+    client.text_document_did_open(
+        types.DidOpenTextDocumentParams(
+            text_document=types.TextDocumentItem(uri=document.uri, language_id="python", version=1, text=text)
+        )
+    )
+    return document
+
+
+def change_buffer(client: LanguageClient, document: types.TextDocumentIdentifier, text: str) -> None:
+    client.text_document_did_change(
+        types.DidChangeTextDocumentParams(
+            text_document=types.VersionedTextDocumentIdentifier(uri=document.uri, version=2),
+            content_changes=[types.TextDocumentContentChangeWholeDocument(text=text)],
+        )
+    )
 
 
 def body_source(pack: dict[str, Any], body_id: str) -> str:
@@ -156,6 +225,33 @@ async def test_an_index_that_cannot_be_opened_is_reported_and_every_request_says
         await context_for_task(client, {"task": DECLINED})
 
     assert str(index_dir) in failed["message"]
+    # Logged on the index thread, forwarded to the client by the event loop.
+    errors = [log.message for log in client.log_messages if log.type == types.MessageType.Error]
+    assert errors == [f"smartctx.lsp.live_index: {failed['message']}"]
     assert error.value.message == failed["message"]
     assert error.value.code == INDEX_UNAVAILABLE_CODE
     assert (await client.protocol.send_request_async(INDEX_STATUS, None)) == failed
+
+
+async def test_changed_settings_apply_to_the_next_request_and_invalid_ones_are_shown_as_warnings(
+    client: LanguageClient, statuses: IndexStatusLog
+) -> None:
+    await statuses.ready()
+
+    client.workspace_did_change_configuration(
+        types.DidChangeConfigurationParams(
+            settings={"smartctx": {"contextDefaults": {"maxBodies": 1}, "bufferDebounceMs": "soon"}}
+        )
+    )
+    narrow = await context_for_task(client, {"task": DECLINED})
+    wide = await context_for_task(client, {"task": DECLINED, "options": {"maxBodies": 4}})
+
+    assert len(narrow["bodies"]) == 1
+    assert len(wide["bodies"]) > 1
+    warnings = [message for message in client.messages if message.type == types.MessageType.Warning]
+    assert len(warnings) == 1
+    assert "bufferDebounceMs" in warnings[0].message
+    logged = [log.message for log in client.log_messages if log.type == types.MessageType.Warning]
+    assert logged == [f"smartctx.lsp.server: {warnings[0].message.removeprefix('smartctx: ')}"]
+    # Info records stay on stderr at the default clientLogLevel ("warning").
+    assert not [log for log in client.log_messages if log.type == types.MessageType.Info]

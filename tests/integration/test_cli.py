@@ -300,3 +300,10 @@ def test_context_bad_input(args: tuple[str, ...], message: str) -> None:
     result = run(*args)
     assert result.returncode != 0
     assert message in result.stderr and "Traceback" not in result.stderr
+
+
+def test_serve_rejects_a_tcp_address_without_a_port() -> None:
+    result = run("serve", "--tcp", "localhost")
+
+    assert result.returncode == 2
+    assert "expected HOST:PORT like 127.0.0.1:2087, got 'localhost'" in result.stderr

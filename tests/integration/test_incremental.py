@@ -8,6 +8,7 @@ reconciled and compared, row for row, with an index built from nothing in anothe
 from __future__ import annotations
 
 import math
+import os
 import shutil
 from pathlib import Path
 
@@ -19,6 +20,8 @@ from index_dump import IndexDump, dump
 from smartctx.indexing.indexer import IndexConfig, Indexer
 from smartctx.store.index_store import IndexStore
 
+# 2001-09-09, long before any test runs.
+OLD_MTIME_NS = 1_000_000_000_000_000_000
 NAMES = ["alpha", "beta", "gamma", "delta", "parse", "render", "Widget", "Store"]
 MODULES = ["pkg/core", "pkg/util", "pkg/sub/deep", "app", "web/view"]
 
@@ -168,3 +171,40 @@ def test_edges_follow_imports_and_calls(tmp_path: Path) -> None:
             assert ("app.py", "main@3", "calls", "alpha", 4, 0) in snapshot.all_refs()
     finally:
         store.close()
+
+
+@pytest.mark.parametrize("revert", ["reconcile", "update_paths", "restart"])
+def test_disk_wins_over_an_indexed_buffer_once_the_buffer_is_gone(tmp_path: Path, revert: str) -> None:
+    """A buffer is indexed in place of its file; without it, the index equals a fresh one of the disk."""
+    root = tmp_path / "ws"
+    root.mkdir()
+    (root / "app.py").write_text(python_module(["alpha"], [], []))
+    (root / "lib.py").write_text(python_module(["beta"], ["alpha"], [("app", "alpha")]))
+    # An old mtime and a buffer of the same size: only the recorded mtime can tell the reconcile that
+    # the indexed content is not the disk's (a recent mtime would be re-hashed as "racy" anyway).
+    os.utime(root / "app.py", ns=(OLD_MTIME_NS, OLD_MTIME_NS))
+    same_size_edit = python_module(["gamma"], [], []).encode()
+    assert len(same_size_edit) == (root / "app.py").stat().st_size
+    store = IndexStore(root, tmp_path / "live-index")
+    try:
+        indexer = Indexer(root, store, IndexConfig(workers=0))
+        indexer.reconcile()
+        unchanged = indexer.update_paths([], buffers={"app.py": (root / "app.py").read_bytes()})
+        edited = indexer.update_paths([], buffers={"app.py": same_size_edit})
+        with store.snapshot() as snapshot:
+            assert [node.name for node in snapshot.nodes_named("gamma")] == ["gamma"]
+        if revert == "reconcile":
+            indexer.reconcile()
+        elif revert == "update_paths":
+            indexer.update_paths(["app.py"])
+        else:
+            store.close()
+            store = IndexStore(root, tmp_path / "live-index")
+            Indexer(root, store, IndexConfig(workers=0)).reconcile()
+        with store.snapshot() as snapshot:
+            live = dump(snapshot)
+    finally:
+        store.close()
+    assert (unchanged.files_parsed, unchanged.files_unchanged) == (0, 1)
+    assert edited.files_parsed == 1
+    assert_same_index(live, fresh_dump(root, tmp_path / "fresh-index"))

@@ -6,7 +6,7 @@ camelCase wire format, so nothing here knows JSON.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field, fields
+from dataclasses import dataclass, field, fields, replace
 from typing import Any
 
 TOKENIZERS = ("o200k_base", "cl100k_base")
@@ -66,8 +66,9 @@ class ContextOptions:
             )
 
     @classmethod
-    def from_values(cls, values: dict[str, Any]) -> ContextOptions:
-        """Options from snake_case values, where None or 0 means "use the default"."""
+    def from_values(cls, values: dict[str, Any], base: ContextOptions | None = None) -> ContextOptions:
+        """Options from snake_case values, where None or 0 means "use the default" (``base``'s value,
+        or the dataclass default without one)."""
         known = {f.name for f in fields(cls)}
         unknown = sorted(set(values) - known)
         if unknown:
@@ -77,7 +78,7 @@ class ContextOptions:
             for name, value in values.items()
             if value is not None and not (value == 0 and not isinstance(value, bool))
         }
-        return cls(**chosen)
+        return replace(base, **chosen) if base is not None else cls(**chosen)
 
 
 def _camel(name: str) -> str:
@@ -175,3 +176,55 @@ class ContextPack:
     warnings: tuple[Warning, ...]
     # The text an LLM receives: every emitted token of it is counted against the budget.
     text: str
+
+
+class NodeChangedError(Exception):
+    """A definition is no longer in its file as the index says and cannot be found again there."""
+
+
+@dataclass(frozen=True)
+class NodeDetail:
+    """One definition in full (``smartctx/expand``): its source as it is now, cited by those lines."""
+
+    id: str
+    kind: str
+    name: str
+    qualified_name: str
+    language: str
+    file_path: str
+    start_line: int
+    end_line: int
+    citation: str
+    signature: str
+    doc: str
+    source: str
+    tokens: int
+    warnings: tuple[Warning, ...]
+
+
+@dataclass(frozen=True)
+class SymbolUse:
+    """Where a definition is called or referenced (1-based line), and the definition that does it."""
+
+    file_path: str
+    line: int
+    caller: str
+
+
+@dataclass(frozen=True)
+class SymbolSummary:
+    """What a hover shows of a definition: its signature, doc and how it is used."""
+
+    id: str
+    kind: str
+    name: str
+    qualified_name: str
+    language: str
+    file_path: str
+    start_line: int
+    end_line: int
+    signature: str
+    doc: str
+    use_count: int
+    use_files: int
+    top_uses: tuple[SymbolUse, ...]

@@ -13,10 +13,10 @@ import os
 import threading
 import time
 from collections import Counter
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
-from itertools import islice
+from itertools import chain, islice
 from pathlib import Path
 
 from smartctx.core.files import FileEntry, FileState, IndexedFile, line_offsets, span_digest
@@ -57,6 +57,11 @@ FILES_PER_WRITE = 200
 # (0.8 s on django) gives every verdict, where checking paths one by one cost 2.5 ms each (14.6 s for
 # the 5,838 paths of a django checkout) and finding files below each gone path cost 1 ms more.
 RECONCILE_FROM_PATHS = 500
+
+# The mtime recorded for a file indexed from an unsaved editor buffer. No file on disk has it, so the
+# next reconcile or update of that path always re-reads the disk file and compares content hashes:
+# the disk wins again as soon as the buffer is closed, or after a restart.
+UNSAVED_MTIME_NS = -1
 
 
 Progress = Callable[[int, int], None]
@@ -151,13 +156,14 @@ _worker_parser: SourceParser | None = None
 PARENT_CHECK_INTERVAL_S = 0.5
 
 
-def _start_worker() -> None:
-    """Runs first in each parser worker: exit when the parent dies.
+def _start_worker(parent: int) -> None:
+    """Runs first in each parser worker: exit when the parent (the indexer, pid ``parent``) dies.
 
     A worker of a killed indexer would otherwise wait forever on its task queue, since its siblings
-    still hold the queue's other end open.
+    still hold the queue's other end open. The parent passes its pid rather than the worker asking
+    for it: a spawned worker imports for a while before this runs, and if the parent died
+    meanwhile, ``os.getppid()`` would already name the process that adopted it.
     """
-    parent = os.getppid()
 
     def watch_parent() -> None:
         while os.getppid() == parent:
@@ -191,13 +197,20 @@ def _read_and_parse(
             data = handle.read()
     except OSError:
         return (path, SkipReason.UNREADABLE)
-    # The file may have grown since the scan looked at its size.
+    return _parse_content(path, language, data, stat.st_mtime_ns, max_file_bytes, parser)
+
+
+def _parse_content(
+    path: str, language: str, data: bytes, mtime_ns: int, max_file_bytes: int, parser: SourceParser
+) -> FileRows | tuple[str, SkipReason]:
+    """Parse a file's content, or say why it is not indexed: the same rules for disk and buffers."""
+    # A file may have grown since the scan looked at its size; a buffer was never looked at.
     if len(data) > max_file_bytes:
         return (path, SkipReason.TOO_LARGE)
     reason = classify_content(data, path)
     if reason is not None:
         return (path, reason)
-    return file_rows(build_indexed_file(path, language, data, len(data), stat.st_mtime_ns, parser))
+    return file_rows(build_indexed_file(path, language, data, len(data), mtime_ns, parser))
 
 
 class Indexer:
@@ -261,7 +274,13 @@ class Indexer:
         report.seconds = time.perf_counter() - started
         return report
 
-    def update_paths(self, paths: Iterable[str], *, recompute_scores: bool = True) -> IndexReport:
+    def update_paths(
+        self,
+        paths: Iterable[str],
+        *,
+        buffers: Mapping[str, bytes] | None = None,
+        recompute_scores: bool = True,
+    ) -> IndexReport:
         """Apply changes to just these workspace-relative paths (a save, a watcher burst) as one batch.
 
         Each path gets the same verdict a full scan would give it; a path that is gone, or now
@@ -269,11 +288,21 @@ class Indexer:
         (one created, or moved in) is reconciled as a subtree: its files are scanned and indexed
         files below it that are no longer there leave. With ``recompute_scores=False`` the scores
         stay marked dirty for a later, off-request recompute. A batch of ``RECONCILE_FROM_PATHS``
-        paths or more is applied by :meth:`reconcile`, which gives the same result faster.
+        paths or more is applied by :meth:`reconcile`, which gives the same result faster; the
+        buffers are then applied on top of it.
+
+        A path in ``buffers`` (unsaved editor text) that the scan would index is indexed from that
+        text instead of the disk, and recorded with :data:`UNSAVED_MTIME_NS` so that the disk content
+        wins again at the next update or reconcile without the buffer. Text whose hash equals what
+        is indexed costs one hash and one row lookup.
         """
+        buffers = buffers or {}
         unique = set(paths)
         if len(unique) >= RECONCILE_FROM_PATHS:
-            return self.reconcile()
+            reconciled = self.reconcile()
+            if not buffers:
+                return reconciled
+            unique = set()
         started = time.perf_counter()
         report = IndexReport()
         writer = self.store.writer
@@ -281,8 +310,9 @@ class Indexer:
             self._rules = IgnoreRules.load(self.root, self.config.scan)
         verdicts: dict[str, ScannedFile | SkipReason | None] = {}
         deleted: set[str] = set()
-        for path in sorted(unique):
-            if path and (self.root / path).is_dir() and not (self.root / path).is_symlink():
+        for path in sorted({*unique, *buffers}):
+            is_folder = path not in buffers and (self.root / path).is_dir()
+            if path and is_folder and not (self.root / path).is_symlink():
                 subtree = scan(self.root, self.config.scan, _is_supported, self._rules, under=path)
                 verdicts.update((file.path, file) for file in subtree.files)
                 deleted.update(writer.paths_under(path))
@@ -290,9 +320,16 @@ class Indexer:
                 verdicts[path] = check_path(self.root, path, self.config.scan, _is_supported, self._rules)
         to_parse: list[ScannedFile] = []
         touched: list[tuple[ScannedFile, FileState]] = []
+        from_buffers: list[FileRows | tuple[str, SkipReason]] = []
         for path, verdict in verdicts.items():
             state = writer.file_state(path)
-            if not isinstance(verdict, ScannedFile):
+            if isinstance(verdict, ScannedFile) and path in buffers:
+                parsed = self._parse_buffer(path, buffers[path], state)
+                if parsed is None:
+                    report.files_unchanged += 1
+                else:
+                    from_buffers.append(parsed)
+            elif not isinstance(verdict, ScannedFile):
                 deleted.update(writer.paths_under(path))
                 if state is not None:
                     deleted.add(path)
@@ -307,9 +344,13 @@ class Indexer:
         changed, unchanged_content = self._split_by_content(touched)
         to_parse.extend(changed)
         to_parse.sort(key=lambda file: file.path)
-        report.files_unchanged = len(unchanged_content)
+        report.files_unchanged += len(unchanged_content)
         report.files_deleted = len(deleted)
-        self._write(self._parse_all(to_parse), sorted(deleted), unchanged_content, report)
+        if not (to_parse or deleted or unchanged_content or from_buffers):
+            report.seconds = time.perf_counter() - started
+            return report
+        results = chain(self._parse_all(to_parse), from_buffers)
+        self._write(results, sorted(deleted), unchanged_content, report)
         self.finish_pending(report, recompute_scores=recompute_scores)
         report.seconds = time.perf_counter() - started
         return report
@@ -325,6 +366,19 @@ class Indexer:
             scores_started = time.perf_counter()
             writer.recompute_scores()
             report.stage_seconds["scores"] = time.perf_counter() - scores_started
+
+    def _parse_buffer(
+        self, path: str, data: bytes, state: FileState | None
+    ) -> FileRows | tuple[str, SkipReason] | None:
+        """A buffer's rows, or None when its content is what the index already holds."""
+        if state is not None and state.content_hash == content_hash(data):
+            return None
+        language = language_for_path(path)
+        if language is None:
+            return None
+        return _parse_content(
+            path, language, data, UNSAVED_MTIME_NS, self.config.scan.max_file_bytes, self._parser
+        )
 
     def _split_by_content(
         self, touched: Iterable[tuple[ScannedFile, FileState]]
@@ -386,7 +440,10 @@ class Indexer:
         # Workers are spawned, not forked: a fork of a process that runs other threads (the language
         # server's) can copy a held lock into the child and hang it.
         pool = ProcessPoolExecutor(
-            max_workers=workers, mp_context=multiprocessing.get_context("spawn"), initializer=_start_worker
+            max_workers=workers,
+            mp_context=multiprocessing.get_context("spawn"),
+            initializer=_start_worker,
+            initargs=(os.getpid(),),
         )
         try:
             for batch in pool.map(

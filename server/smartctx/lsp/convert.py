@@ -14,17 +14,11 @@ from typing import Any
 
 from pygls.uris import to_fs_path
 
-from smartctx.core.context import ContextOptions, ContextRequest, Focus, InvalidRequestError
-from smartctx.lsp.protocol import OPTION_FIELDS, IndexStatus
+from smartctx.core.context import ContextOptions, ContextRequest, Focus, InvalidRequestError, NodeDetail
+from smartctx.indexing.indexer import IndexReport
+from smartctx.lsp.protocol import OPTION_FIELDS, IndexStatus, ReindexResult, WireNode
 
 log = logging.getLogger(__name__)
-
-
-@dataclass(frozen=True)
-class Settings:
-    """What the client configures at ``initialize``; every field has a usable default."""
-
-    index_dir: Path | None = None
 
 
 @dataclass(frozen=True)
@@ -35,24 +29,6 @@ class StatusCounts:
     pending_files: int
     # Why the index could not be opened, if it could not.
     error: str | None = None
-
-
-def settings_from_initialization_options(options: Any) -> tuple[Settings, list[str]]:
-    """Settings from ``initializationOptions``; an invalid value is a warning and the default."""
-    warnings: list[str] = []
-    if options is None:
-        return Settings(), warnings
-    if not isinstance(options, dict):
-        return Settings(), [f"initializationOptions must be an object, got {options!r}; using defaults"]
-    index_dir: Path | None = None
-    raw = options.get("indexDir")
-    if isinstance(raw, str) and raw.strip():
-        index_dir = Path(raw).expanduser()
-    elif raw is not None:
-        warnings.append(
-            f"initializationOptions.indexDir must be a folder path, got {raw!r}; using the default"
-        )
-    return Settings(index_dir=index_dir), warnings
 
 
 def workspace_path(root: Path, uri: str) -> str | None:
@@ -71,8 +47,8 @@ def workspace_path(root: Path, uri: str) -> str | None:
     return relative.as_posix() if relative.parts else None
 
 
-def context_request(params: Any, root: Path) -> ContextRequest:
-    """``smartctx/contextForTask`` params → a validated request."""
+def context_request(params: Any, root: Path, defaults: ContextOptions) -> ContextRequest:
+    """``smartctx/contextForTask`` params → a validated request; ``defaults`` fill unset options."""
     if not isinstance(params, dict):
         raise InvalidRequestError('params must be an object like {"task": "what you want to do"}')
     task = params.get("task")
@@ -82,12 +58,12 @@ def context_request(params: Any, root: Path) -> ContextRequest:
         raise InvalidRequestError(
             f"task must be a non-empty string describing what you want to do, got {task!r}"
         )
-    return ContextRequest(task, _options(params.get("options")), _focus(params.get("focus"), root))
+    return ContextRequest(task, _options(params.get("options"), defaults), _focus(params.get("focus"), root))
 
 
-def _options(raw: Any) -> ContextOptions:
+def _options(raw: Any, defaults: ContextOptions) -> ContextOptions:
     if raw is None:
-        return ContextOptions()
+        return defaults
     if not isinstance(raw, dict):
         raise InvalidRequestError(f"options must be an object, got {raw!r}")
     unknown = sorted(name for name in raw if name not in OPTION_FIELDS)
@@ -96,7 +72,9 @@ def _options(raw: Any) -> ContextOptions:
             f"unknown option options.{unknown[0]}; known options: {', '.join(OPTION_FIELDS)}"
         )
     try:
-        return ContextOptions.from_values({OPTION_FIELDS[name]: value for name, value in raw.items()})
+        return ContextOptions.from_values(
+            {OPTION_FIELDS[name]: value for name, value in raw.items()}, defaults
+        )
     except InvalidRequestError as error:
         raise InvalidRequestError(f"options.{error}") from None
     except TypeError as error:
@@ -142,6 +120,46 @@ def _path_of(uri: Any, field: str, root: Path) -> str:
     if path is None:
         raise InvalidRequestError(f"{field} {uri} is not a file inside the workspace folder {root}")
     return path
+
+
+def expand_id(params: Any) -> str:
+    """``smartctx/expand`` params -> the node id to expand."""
+    wire_id = params.get("id") if isinstance(params, dict) else None
+    if not isinstance(wire_id, str) or not wire_id:
+        raise InvalidRequestError(
+            f'params must be {{"id": "<the id of a pack item>"}}, e.g. {{"id": "pkg/mod.py::Class.method"}}, '
+            f"got {params!r}"
+        )
+    return wire_id
+
+
+def node_to_wire(node: NodeDetail) -> WireNode:
+    return {
+        "id": node.id,
+        "kind": node.kind,
+        "name": node.name,
+        "qualifiedName": node.qualified_name,
+        "language": node.language,
+        "filePath": node.file_path,
+        "startLine": node.start_line,
+        "endLine": node.end_line,
+        "citation": node.citation,
+        "signature": node.signature,
+        "doc": node.doc,
+        "source": node.source,
+        "tokens": node.tokens,
+        "warnings": [{"code": w.code, "nodeId": w.node_id, "message": w.message} for w in node.warnings],
+    }
+
+
+def reindex_to_wire(report: IndexReport) -> ReindexResult:
+    return {
+        "filesTotal": report.files_total,
+        "filesParsed": report.files_parsed,
+        "filesUnchanged": report.files_unchanged,
+        "filesDeleted": report.files_deleted,
+        "seconds": round(report.seconds, 3),
+    }
 
 
 def status_to_wire(counts: StatusCounts) -> IndexStatus:

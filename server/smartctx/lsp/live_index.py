@@ -19,17 +19,18 @@ import logging
 import threading
 import time
 from collections.abc import Callable, Iterable, Mapping
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
 
-from smartctx.core.context import ContextPack, ContextRequest
+from smartctx.core.context import ContextOptions, ContextPack, ContextRequest, NodeDetail, SymbolSummary
 from smartctx.core.tokens import TokenCounter
-from smartctx.indexing.indexer import IndexConfig, Indexer
+from smartctx.indexing.indexer import IndexConfig, Indexer, IndexReport
 from smartctx.indexing.sources import WorkspaceSources
 from smartctx.indexing.watcher import Watcher
 from smartctx.lsp.convert import StatusCounts
 from smartctx.lsp.tasks import BackgroundTasks
 from smartctx.retrieval.pipeline import build_context
+from smartctx.retrieval.symbols import expand_node, symbol_at
 from smartctx.store.database import IndexUnavailableError
 from smartctx.store.index_store import IndexStore
 from smartctx.store.snapshot import IndexSnapshot
@@ -42,6 +43,8 @@ QUERY_THREADS = 2
 # Graph scores are recomputed once updates have been quiet this long: on django a recompute takes
 # about a second on the index thread, which a save arriving meanwhile would have to wait for.
 SCORES_QUIET_S = 2.0
+# The tokenizer that counts an expanded node's tokens (a pack's own default).
+DEFAULT_TOKENIZER = ContextOptions().tokenizer
 
 log = logging.getLogger(__name__)
 
@@ -86,6 +89,8 @@ class LiveIndex:
         self._done = 0
         self._total = 0
         self._queued: set[str] = set()
+        # Open editor buffers by workspace-relative path: indexed instead of the disk file until closed.
+        self._buffers: dict[str, bytes] = {}
         self._drain_scheduled = False
         self._reconcile_scheduled = False
         # Bumped by every drain; a scores recompute scheduled by an older drain is skipped.
@@ -123,6 +128,24 @@ class LiveIndex:
             future = self._index_thread.submit(self._reconcile, reason)
         self._tasks.keep(f"reconciling {self.root} ({reason})", future)
 
+    def reindex(self) -> Future[IndexReport | None]:
+        """Reconcile the whole folder again (after the work already queued); the future ends with it."""
+        future = self._index_thread.submit(self._reconcile, "re-index requested")
+        self._tasks.keep(f"re-indexing {self.root}", future)
+        return future
+
+    def update_buffer(self, path: str, text: bytes) -> None:
+        """Index an editor buffer's unsaved text in place of the disk file, until it is closed."""
+        with self._lock:
+            self._buffers[path] = text
+        self.schedule_update([path])
+
+    def close_buffer(self, path: str) -> None:
+        """The editor closed ``path``: index it from disk again."""
+        with self._lock:
+            self._buffers.pop(path, None)
+        self.schedule_update([path])
+
     def status(self) -> StatusCounts:
         with self._lock:
             return self._counts()
@@ -131,10 +154,8 @@ class LiveIndex:
         self, request: ContextRequest, overlays: Mapping[str, bytes], should_cancel: Callable[[], bool]
     ) -> ContextPack:
         """Build a pack from what is committed now; runs on a query thread, never the event loop."""
-        if not self._opened.wait(OPEN_WAIT_S) or self._index_path is None:
-            raise IndexNotAvailableError(self._open_error or "the index is still being opened; try again")
         counter = self._counter(request.options.tokenizer)
-        with IndexSnapshot(self._index_path) as snapshot:
+        with self._snapshot() as snapshot:
             return build_context(
                 request,
                 snapshot,
@@ -143,6 +164,18 @@ class LiveIndex:
                 pending_files=self.status().pending_files,
                 should_cancel=should_cancel,
             )
+
+    def expand(self, wire_id: str, overlays: Mapping[str, bytes]) -> NodeDetail:
+        """One node in full, as ``smartctx/expand`` answers it; runs on a query thread."""
+        with self._snapshot() as snapshot:
+            return expand_node(
+                snapshot, WorkspaceSources(self.root, overlays), self._counter(DEFAULT_TOKENIZER), wire_id
+            )
+
+    def symbol_at(self, path: str, line: int, word: str) -> SymbolSummary | None:
+        """What a hover over ``word`` on 1-based ``line`` of ``path`` shows; runs on a query thread."""
+        with self._snapshot() as snapshot:
+            return symbol_at(snapshot, path, line, word)
 
     def close(self) -> None:
         """Stop watching, stop indexing at the next file, close the store on its own thread, release
@@ -157,6 +190,12 @@ class LiveIndex:
         self._index_thread.shutdown(wait=False, cancel_futures=False)
         self._watch_thread.shutdown(wait=False, cancel_futures=True)
         self._query_threads.shutdown(wait=False, cancel_futures=True)
+
+    def _snapshot(self) -> IndexSnapshot:
+        """A snapshot of what is committed now, once the index is open (waiting briefly for that)."""
+        if not self._opened.wait(OPEN_WAIT_S) or self._index_path is None:
+            raise IndexNotAvailableError(self._open_error or "the index is still being opened; try again")
+        return IndexSnapshot(self._index_path)
 
     def _open_and_reconcile(self) -> None:
         try:
@@ -177,23 +216,8 @@ class LiveIndex:
         self._indexer = Indexer(self.root, store, self._config)
         self._index_path = store.path
         self._opened.set()
-        self._publish(force=True)
         self._start_watching()
-        started = time.perf_counter()
-        try:
-            report = self._indexer.reconcile(self._progress)
-        except _Stopped:
-            return
-        finally:
-            self._finish_phase()
-        log.info(
-            "indexed %s in %.1f s: %d parsed, %d unchanged, %d removed",
-            self.root,
-            time.perf_counter() - started,
-            report.files_parsed,
-            report.files_unchanged,
-            report.files_deleted,
-        )
+        self._reconcile("first index")
 
     def _start_watching(self) -> None:
         """Place the watches before the first index scans: a change made during it is then queued."""
@@ -218,11 +242,14 @@ class LiveIndex:
             future = self._watch_thread.submit(watcher.run)
         self._tasks.keep(f"watching {self.root}", future)
 
-    def _reconcile(self, reason: str) -> None:
+    def _reconcile(self, reason: str) -> IndexReport | None:
+        """Bring the whole folder up to date; None when the server stopped first. On the index thread."""
         with self._lock:
             self._reconcile_scheduled = False
-            if self._indexer is None or self._stop.is_set():
-                return
+            if self._stop.is_set():
+                return None
+            if self._indexer is None:
+                raise IndexNotAvailableError(self._open_error or "the index is not open")
             # Changes queued before this scan starts are covered by it.
             self._queued.clear()
             self._busy, self._done, self._total = True, 0, 0
@@ -231,26 +258,37 @@ class LiveIndex:
         try:
             report = self._indexer.reconcile(self._progress)
         except _Stopped:
-            return
+            return None
         finally:
             self._finish_phase()
+        # A reconcile indexes the disk; open buffers take their place again.
+        with self._lock:
+            open_paths = list(self._buffers)
+        self.schedule_update(open_paths)
         log.info(
-            "reconciled %s (%s) in %.1f s: %d parsed, %d removed",
+            "indexed %s (%s) in %.1f s: %d parsed, %d unchanged, %d removed",
             self.root,
             reason,
             time.perf_counter() - started,
             report.files_parsed,
+            report.files_unchanged,
             report.files_deleted,
         )
+        return report
 
     def _drain(self) -> None:
-        """Apply queued paths until none are left; scores are refreshed once updates go quiet."""
+        """Apply queued paths until none are left; scores are refreshed once updates go quiet.
+
+        A queued path with an open buffer is indexed from the buffer. A batch of buffers whose text
+        is already indexed (a file opened unchanged) does nothing and publishes no status.
+        """
         if self._indexer is None:
             # The index could not be opened; that was reported once, and every request says so.
             with self._lock:
                 self._queued.clear()
                 self._drain_scheduled = False
             return
+        changed = False
         try:
             while not self._stop.is_set():
                 with self._lock:
@@ -259,16 +297,23 @@ class LiveIndex:
                     if not batch:
                         self._drain_scheduled = False
                         break
-                    self._busy, self._done, self._total = True, 0, len(batch)
-                self._publish(force=True)
-                self._indexer.update_paths(batch, recompute_scores=False)
-            self._schedule_scores()
+                    buffers = {path: self._buffers[path] for path in batch if path in self._buffers}
+                    from_disk = len(buffers) < len(batch)
+                    if from_disk:
+                        self._busy, self._done, self._total = True, 0, len(batch)
+                if from_disk:
+                    self._publish(force=True)
+                report = self._indexer.update_paths(batch, buffers=buffers, recompute_scores=False)
+                changed = changed or from_disk or report.files_parsed > 0 or report.files_deleted > 0
+            if changed:
+                self._schedule_scores()
         except BaseException:
+            changed = True
             with self._lock:
                 self._drain_scheduled = False
             raise
         finally:
-            self._finish_phase()
+            self._finish_phase(publish=changed)
 
     def _schedule_scores(self) -> None:
         with self._lock:
@@ -299,11 +344,12 @@ class LiveIndex:
             self._done, self._total = done, total
         self._publish(force=done == total)
 
-    def _finish_phase(self) -> None:
+    def _finish_phase(self, *, publish: bool = True) -> None:
         with self._lock:
             self._busy = bool(self._queued)
             self._done = self._total
-        self._publish(force=True)
+        if publish:
+            self._publish(force=True)
 
     def _publish(self, *, force: bool) -> None:
         now = time.monotonic()

@@ -10,6 +10,15 @@ from typing import Any, Literal, TypedDict
 
 CONTEXT_FOR_TASK = "smartctx/contextForTask"
 INDEX_STATUS = "smartctx/indexStatus"
+# ``{id}`` (the ``id`` of a pack item) -> :class:`WireNode`. An id that names no indexed definition
+# is InvalidParams; a definition whose file changed so that it cannot be found again answers
+# ContentModified (``CONTENT_MODIFIED_CODE``): ask again once the index has caught up.
+EXPAND = "smartctx/expand"
+# A command link in the hover (``command:smartctx.contextForSymbol?<URI-encoded JSON array>``) whose
+# one argument is :class:`ContextForSymbolArguments`. The client implements the command: it opens
+# the context of that symbol (e.g. contextForTask with the qualified name as the task and the file
+# as focus). The server does not register it.
+CONTEXT_FOR_SYMBOL_COMMAND = "smartctx.contextForSymbol"
 
 # The camelCase option names of contextForTask, mapped to ContextOptions fields.
 OPTION_FIELDS = {
@@ -34,6 +43,16 @@ OPTION_FIELDS = {
 # (from the range JSON-RPC leaves to servers); the message says why.
 INDEX_UNAVAILABLE_CODE = -32010
 
+# ``workspace/executeCommand`` with this command (no arguments) reconciles the whole workspace
+# folder with its index, as at start-up: only changed files are parsed, ignore rules are read again.
+# The request is answered when the reconcile ends, with :class:`ReindexResult`; indexStatus
+# notifications report its progress meanwhile, and requests are answered from the index throughout.
+# Cancelling the request does not stop the reconcile.
+REINDEX_COMMAND = "smartctx.reindex"
+
+# LSP's ContentModified: the answer no longer matches the file; ask again.
+CONTENT_MODIFIED_CODE = -32801
+
 IndexState = Literal["indexing", "ready", "failed"]
 
 
@@ -55,6 +74,56 @@ class ContextForTaskParams(TypedDict, total=False):
     focus: WireFocus
 
 
+class ContextForSymbolArguments(TypedDict):
+    # The node id, as in a pack item and ``smartctx/expand``.
+    id: str
+    qualifiedName: str
+    # The file that defines it.
+    uri: str
+
+
+class ExpandParams(TypedDict):
+    id: str
+
+
+class WireWarning(TypedDict):
+    code: str
+    nodeId: str | None
+    message: str
+
+
+class WireNode(TypedDict):
+    """One definition in full: a pack's body item without the ranking, plus signature and doc.
+
+    ``source`` is the definition's text now (the editor's unsaved buffer if open, secrets
+    redacted), and ``startLine``/``endLine``/``citation`` (1-based, inclusive) are where that text is
+    now; ``warnings`` says if it moved since indexing (``stale-relocated``) or was redacted.
+    """
+
+    id: str
+    kind: str
+    name: str
+    qualifiedName: str
+    language: str
+    filePath: str
+    startLine: int
+    endLine: int
+    citation: str
+    signature: str
+    doc: str
+    source: str
+    tokens: int
+    warnings: list[WireWarning]
+
+
+class ReindexResult(TypedDict):
+    filesTotal: int
+    filesParsed: int
+    filesUnchanged: int
+    filesDeleted: int
+    seconds: float
+
+
 class _IndexCounts(TypedDict):
     state: IndexState
     filesDone: int
@@ -69,6 +138,24 @@ class IndexStatus(_IndexCounts, total=False):
     message: str
 
 
-class InitializationOptions(TypedDict, total=False):
-    # Where the index lives, usually the client's workspace storage folder.
+# VS Code's configuration section of these settings: ``didChangeConfiguration`` may send them as
+# ``{"smartctx": {...}}`` or as the object itself.
+CONFIGURATION_SECTION = "smartctx"
+
+
+class WireSettings(TypedDict, total=False):
+    """``initializationOptions`` and ``workspace/didChangeConfiguration`` ``settings``: every key is
+    optional; a missing or null key means the default, an invalid one a warning and the default."""
+
+    # Where the index lives, usually the client's workspace storage folder (default: the user
+    # cache folder, as for the CLI). Read at start-up only; a change needs a restart.
     indexDir: str
+    # How long typing must pause before an unsaved buffer is indexed (0 to 10000, default 150).
+    bufferDebounceMs: int
+    # smartctx log records at this level and above are also sent as window/logMessage:
+    # "error" | "warning" (default) | "info" | "debug". stderr always has every record at INFO.
+    clientLogLevel: str
+    # Whether textDocument/hover is answered (default true).
+    hover: bool
+    # contextForTask options (the camelCase names above) used when a request does not set them.
+    contextDefaults: dict[str, Any]

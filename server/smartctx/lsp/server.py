@@ -2,7 +2,8 @@
 
 Handlers stay thin (convert, delegate, convert back). The event loop only parses messages and
 routes them: indexing runs on the index thread and packing on query threads (see live_index.py).
-Unsaved editor buffers are kept as overlays, so a pack quotes what the user sees.
+Unsaved editor buffers are packed as they are and indexed once typing pauses, so a pack finds and
+quotes what the user sees.
 
 This slice serves the first workspace folder only; further folders are logged and ignored.
 """
@@ -14,14 +15,21 @@ import logging
 import os
 import threading
 import uuid
+from collections.abc import Callable, Iterator
 from concurrent.futures import Future
+from contextlib import contextmanager
 from importlib.metadata import version
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import cattrs
 from lsprotocol import converters, types
-from pygls.exceptions import JsonRpcException, JsonRpcInvalidParams, JsonRpcRequestCancelled
+from pygls.exceptions import (
+    JsonRpcContentModified,
+    JsonRpcException,
+    JsonRpcInvalidParams,
+    JsonRpcRequestCancelled,
+)
 from pygls.lsp.server import LanguageServer
 from pygls.protocol import (
     JsonRPCNotification,
@@ -30,28 +38,57 @@ from pygls.protocol import (
 )
 from pygls.uris import to_fs_path
 
-from smartctx.core.context import ContextPack, ContextRequest, InvalidRequestError
+from smartctx.core.context import ContextPack, ContextRequest, InvalidRequestError, NodeChangedError
+from smartctx.lsp.client_log import ClientLogHandler
 from smartctx.lsp.convert import (
-    Settings,
     StatusCounts,
     context_request,
-    settings_from_initialization_options,
+    expand_id,
+    node_to_wire,
+    reindex_to_wire,
     status_to_wire,
     workspace_path,
 )
+from smartctx.lsp.hover import hover_markdown
 from smartctx.lsp.live_index import IndexNotAvailableError, LiveIndex
-from smartctx.lsp.protocol import CONTEXT_FOR_TASK, INDEX_STATUS, INDEX_UNAVAILABLE_CODE, IndexStatus
+from smartctx.lsp.protocol import (
+    CONTEXT_FOR_TASK,
+    EXPAND,
+    INDEX_STATUS,
+    INDEX_UNAVAILABLE_CODE,
+    REINDEX_COMMAND,
+    IndexStatus,
+    ReindexResult,
+    WireNode,
+)
+from smartctx.lsp.settings import Settings, apply_changed_settings, parse_settings
 from smartctx.lsp.tasks import BackgroundTasks
 from smartctx.output.pack_json import pack_to_wire
 from smartctx.retrieval.pipeline import CancelledError as PipelineCancelledError
 
 log = logging.getLogger(__name__)
 
+T = TypeVar("T")
+
+SMARTCTX_LOGGER = "smartctx"
+# stderr gets smartctx records at this level and above (and lower ones when the client asks for them);
+# pack contents are never logged at this level.
+STDERR_LOG_LEVEL = logging.INFO
+
 
 class IndexUnavailableResponse(JsonRpcException):
     """The answer to a request while the index cannot be opened; the message says why."""
 
     CODE = INDEX_UNAVAILABLE_CODE
+
+
+@contextmanager
+def invalid_params() -> Iterator[None]:
+    """Client data that fails validation is the client's to fix: answer InvalidParams with why."""
+    try:
+        yield
+    except InvalidRequestError as error:
+        raise JsonRpcInvalidParams(str(error)) from None
 
 
 def json_converter() -> cattrs.Converter:
@@ -78,12 +115,15 @@ class SmartctxServer(LanguageServer):
         # Workspace-relative path -> unsaved buffer text. Replaced on every change, never mutated, so a
         # query running on another thread keeps the consistent view it started with.
         self.overlays: dict[str, bytes] = {}
+        # Per path, the pending re-index of its buffer; each change restarts the wait.
+        self._buffer_timers: dict[str, asyncio.TimerHandle] = {}
         self._progress_token: str | None = None
+        self._client_log: ClientLogHandler | None = None
 
     def open_workspace(self, params: types.InitializeParams) -> None:
-        self.settings, warnings = settings_from_initialization_options(params.initialization_options)
-        for warning in warnings:
-            log.warning("%s", warning)
+        self.settings, warnings = parse_settings(params.initialization_options, "initializationOptions")
+        self._forward_logs()
+        self.warn_user(warnings)
         folders = [folder.uri for folder in params.workspace_folders or []]
         if len(folders) > 1:
             log.warning("only the first workspace folder is indexed for now; ignoring %s", folders[1:])
@@ -104,6 +144,39 @@ class SmartctxServer(LanguageServer):
         root = Path(os.path.realpath(fs_path))
         self.index = LiveIndex(root, self.settings.index_dir, on_status, self.tasks)
         log.info("workspace %s, index in %s", root, self.settings.index_dir or "the user cache folder")
+
+    def change_settings(self, raw: Any) -> None:
+        self.settings, warnings = apply_changed_settings(self.settings, raw)
+        self._forward_logs()
+        self.warn_user(warnings)
+        log.info("settings changed: %s", self.settings)
+
+    def warn_user(self, warnings: list[str]) -> None:
+        """Problems the user can fix in their settings: a message in the editor, and the log."""
+        for warning in warnings:
+            log.warning("%s", warning)
+            self.window_show_message(
+                types.ShowMessageParams(type=types.MessageType.Warning, message=f"smartctx: {warning}")
+            )
+
+    def _forward_logs(self) -> None:
+        """Send smartctx log records at the configured level to the client as well as to stderr."""
+        level = self.settings.client_log_level_number
+        smartctx_log = logging.getLogger(SMARTCTX_LOGGER)
+        if self._client_log is None:
+            self._client_log = ClientLogHandler(asyncio.get_running_loop(), self._log_to_client, level)
+            smartctx_log.addHandler(self._client_log)
+        self._client_log.setLevel(level)
+        # The logger passes a record to its handlers only at its own level or above.
+        smartctx_log.setLevel(min(level, STDERR_LOG_LEVEL))
+
+    def _log_to_client(self, level: int, text: str) -> None:
+        self.window_log_message(types.LogMessageParams(type=_message_type(level), message=text))
+
+    def stop_forwarding_logs(self) -> None:
+        if self._client_log is not None:
+            logging.getLogger(SMARTCTX_LOGGER).removeHandler(self._client_log)
+            self._client_log = None
 
     def require_index(self) -> LiveIndex:
         if self.index is None:
@@ -142,16 +215,37 @@ class SmartctxServer(LanguageServer):
             self.work_done_progress.end(token, types.WorkDoneProgressEnd(message="index ready"))
             self._progress_token = None
 
-    def set_overlay(self, uri: str) -> None:
+    def buffer_changed(self, uri: str) -> None:
+        """Pack the buffer as it is now, and index it once typing pauses (on the index thread)."""
         path = self._path_in_workspace(uri)
-        if path is not None:
-            text = self.workspace.get_text_document(uri).source
-            self.overlays = {**self.overlays, path: text.encode("utf-8")}
+        if path is None:
+            return
+        text = self.workspace.get_text_document(uri).source
+        self.overlays = {**self.overlays, path: text.encode("utf-8")}
+        self._cancel_buffer_timer(path)
+        loop = asyncio.get_running_loop()
+        self._buffer_timers[path] = loop.call_later(self.settings.buffer_debounce_s, self._index_buffer, path)
 
-    def drop_overlay(self, uri: str) -> None:
+    def buffer_closed(self, uri: str) -> None:
+        """Pack and index the file from disk again."""
         path = self._path_in_workspace(uri)
-        if path is not None:
-            self.overlays = {key: value for key, value in self.overlays.items() if key != path}
+        if path is None:
+            return
+        self._cancel_buffer_timer(path)
+        self.overlays = {key: value for key, value in self.overlays.items() if key != path}
+        if self.index is not None:
+            self.index.close_buffer(path)
+
+    def _index_buffer(self, path: str) -> None:
+        self._buffer_timers.pop(path, None)
+        text = self.overlays.get(path)
+        if text is not None and self.index is not None:
+            self.index.update_buffer(path, text)
+
+    def _cancel_buffer_timer(self, path: str) -> None:
+        timer = self._buffer_timers.pop(path, None)
+        if timer is not None:
+            timer.cancel()
 
     def reindex_from_disk(self, uri: str) -> None:
         path = self._path_in_workspace(uri)
@@ -162,11 +256,22 @@ class SmartctxServer(LanguageServer):
         """Run the pipeline on a query thread; a ``$/cancelRequest`` stops it at the next stage."""
         index = self.require_index()
         cancelled = threading.Event()
-        future = index.query_threads.submit(index.query, request, self.overlays, cancelled.is_set)
+        return await self.on_query_thread(
+            lambda: index.query(request, self.overlays, cancelled.is_set), cancelled
+        )
+
+    async def on_query_thread(self, call: Callable[[], T], cancelled: threading.Event | None = None) -> T:
+        """Run ``call`` on a query thread; core errors become the JSON-RPC errors a client expects.
+
+        A cancelled request sets ``cancelled`` (for work that checks it) and keeps the abandoned
+        future, so a failure after the answer is still logged.
+        """
+        future = self.require_index().query_threads.submit(call)
         try:
             return await asyncio.wrap_future(future)
         except asyncio.CancelledError:
-            cancelled.set()
+            if cancelled is not None:
+                cancelled.set()
             self._keep_abandoned(future)
             raise
         except InvalidRequestError as error:
@@ -175,19 +280,29 @@ class SmartctxServer(LanguageServer):
             raise JsonRpcRequestCancelled("the request was cancelled") from None
         except IndexNotAvailableError as error:
             raise IndexUnavailableResponse(str(error)) from None
+        except NodeChangedError as error:
+            raise JsonRpcContentModified(str(error)) from None
+
+    def word_at(self, uri: str, position: types.Position) -> tuple[str, int, str] | None:
+        """The workspace path, 1-based line and identifier under the cursor, if there is one."""
+        path = self._path_in_workspace(uri)
+        if path is None:
+            return None
+        word = self.workspace.get_text_document(uri).word_at_position(position)
+        return (path, position.line + 1, word) if word else None
 
     def close_index(self) -> None:
         if self.index is not None:
             self.index.close()
             self.index = None
 
-    def _keep_abandoned(self, future: Future[ContextPack]) -> None:
-        """A cancelled request's pipeline may still be running: keep it so its failure is seen."""
+    def _keep_abandoned(self, future: Future[Any]) -> None:
+        """A cancelled request's work may still be running: keep it so its failure is seen."""
 
-        def finished(done: Future[ContextPack]) -> None:
+        def finished(done: Future[Any]) -> None:
             error = None if done.cancelled() else done.exception()
             if error is not None and not isinstance(error, PipelineCancelledError):
-                log.error("a cancelled contextForTask failed: %s", error, exc_info=error)
+                log.error("a cancelled request failed: %s", error, exc_info=error)
 
         future.add_done_callback(finished)
 
@@ -198,6 +313,14 @@ class SmartctxServer(LanguageServer):
         if path is None:
             log.debug("ignoring %s: not inside the workspace folder", uri)
         return path
+
+
+def _message_type(level: int) -> types.MessageType:
+    if level >= logging.ERROR:
+        return types.MessageType.Error
+    if level >= logging.WARNING:
+        return types.MessageType.Warning
+    return types.MessageType.Info if level >= logging.INFO else types.MessageType.Log
 
 
 def build_server() -> SmartctxServer:
@@ -216,14 +339,13 @@ def build_server() -> SmartctxServer:
     @server.feature(types.SHUTDOWN)
     def shutdown(ls: SmartctxServer, params: None) -> None:
         ls.close_index()
+        ls.stop_forwarding_logs()
 
     @server.feature(CONTEXT_FOR_TASK)
     async def context_for_task(ls: SmartctxServer, params: Any) -> dict[str, Any]:
         index = ls.require_index()
-        try:
-            request = context_request(params, index.root)
-        except InvalidRequestError as error:
-            raise JsonRpcInvalidParams(str(error)) from None
+        with invalid_params():
+            request = context_request(params, index.root, ls.settings.context_defaults)
         pack = await ls.build_pack(request)
         log.info(
             "contextForTask: %d bodies, %d summaries, %d tokens, %.0f ms",
@@ -234,17 +356,53 @@ def build_server() -> SmartctxServer:
         )
         return pack_to_wire(pack)
 
+    @server.feature(EXPAND)
+    async def expand(ls: SmartctxServer, params: Any) -> WireNode:
+        with invalid_params():
+            wire_id = expand_id(params)
+        index = ls.require_index()
+        detail = await ls.on_query_thread(lambda: index.expand(wire_id, ls.overlays))
+        return node_to_wire(detail)
+
+    @server.feature(types.TEXT_DOCUMENT_HOVER)
+    async def hover(ls: SmartctxServer, params: types.HoverParams) -> types.Hover | None:
+        target = ls.word_at(params.text_document.uri, params.position)
+        if target is None or ls.index is None or not ls.settings.hover:
+            return None
+        index = ls.index
+        symbol = await ls.on_query_thread(lambda: index.symbol_at(*target))
+        if symbol is None:
+            return None
+        markdown = types.MarkupContent(
+            kind=types.MarkupKind.Markdown, value=hover_markdown(symbol, index.root)
+        )
+        return types.Hover(contents=markdown)
+
+    @server.command(REINDEX_COMMAND)
+    async def reindex(ls: SmartctxServer) -> ReindexResult:
+        try:
+            report = await asyncio.wrap_future(ls.require_index().reindex())
+        except IndexNotAvailableError as error:
+            raise IndexUnavailableResponse(str(error)) from None
+        if report is None:
+            raise JsonRpcRequestCancelled("the server is shutting down; the re-index stopped")
+        return reindex_to_wire(report)
+
     @server.feature(INDEX_STATUS)
     def index_status(ls: SmartctxServer, params: Any) -> IndexStatus:
         return status_to_wire(ls.require_index().status())
 
+    @server.feature(types.WORKSPACE_DID_CHANGE_CONFIGURATION)
+    def did_change_configuration(ls: SmartctxServer, params: types.DidChangeConfigurationParams) -> None:
+        ls.change_settings(params.settings)
+
     @server.feature(types.TEXT_DOCUMENT_DID_OPEN)
     def did_open(ls: SmartctxServer, params: types.DidOpenTextDocumentParams) -> None:
-        ls.set_overlay(params.text_document.uri)
+        ls.buffer_changed(params.text_document.uri)
 
     @server.feature(types.TEXT_DOCUMENT_DID_CHANGE)
     def did_change(ls: SmartctxServer, params: types.DidChangeTextDocumentParams) -> None:
-        ls.set_overlay(params.text_document.uri)
+        ls.buffer_changed(params.text_document.uri)
 
     @server.feature(types.TEXT_DOCUMENT_DID_SAVE)
     def did_save(ls: SmartctxServer, params: types.DidSaveTextDocumentParams) -> None:
@@ -252,8 +410,7 @@ def build_server() -> SmartctxServer:
 
     @server.feature(types.TEXT_DOCUMENT_DID_CLOSE)
     def did_close(ls: SmartctxServer, params: types.DidCloseTextDocumentParams) -> None:
-        ls.drop_overlay(params.text_document.uri)
-        ls.reindex_from_disk(params.text_document.uri)
+        ls.buffer_closed(params.text_document.uri)
 
     @server.feature(types.WORKSPACE_DID_CHANGE_WATCHED_FILES)
     def did_change_watched_files(ls: SmartctxServer, params: types.DidChangeWatchedFilesParams) -> None:
@@ -269,21 +426,34 @@ class _QuietExpectedErrors(logging.Filter):
 
     def filter(self, record: logging.LogRecord) -> bool:
         error = record.exc_info[1] if record.exc_info else None
-        if isinstance(error, (JsonRpcInvalidParams, JsonRpcRequestCancelled, IndexUnavailableResponse)):
+        expected = (
+            JsonRpcInvalidParams,
+            JsonRpcRequestCancelled,
+            JsonRpcContentModified,
+            IndexUnavailableResponse,
+        )
+        if isinstance(error, expected):
             log.info("answered with an error: %s", error.message)
             return False
         return True
 
 
-def serve() -> int:
-    """Run the language server over stdio until the client says exit or goes away."""
-    logging.getLogger("smartctx").setLevel(logging.INFO)
+def serve(tcp: tuple[str, int] | None = None) -> int:
+    """Run the language server over stdio, or for one client on ``tcp`` (host, port), until the
+    client says exit or goes away."""
+    logging.getLogger(SMARTCTX_LOGGER).setLevel(STDERR_LOG_LEVEL)
     # pygls logs every outgoing message body, context packs included, at INFO.
     logging.getLogger("pygls").setLevel(logging.WARNING)
     logging.getLogger("pygls.protocol.json_rpc").addFilter(_QuietExpectedErrors())
     server = build_server()
     try:
-        server.start_io()
+        if tcp is None:
+            server.start_io()
+        else:
+            # pygls says "Serving on (host, port)" on stderr once it listens: the moment to connect.
+            logging.getLogger("pygls.server").setLevel(logging.INFO)
+            server.start_tcp(*tcp)
     finally:
         server.close_index()
+        server.stop_forwarding_logs()
     return 0

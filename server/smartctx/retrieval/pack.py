@@ -125,7 +125,7 @@ def pack(
     reserve = int(budget_tokens * SUMMARY_RESERVE_SHARE) if selection.summaries else 0
     body_cap = max(1, int(budget_tokens * MAX_BODY_SHARE))
     for item in selection.bodies if include_blobs else ():
-        located = _current_source(item.node, sources, warnings)
+        located = current_source(item.node, sources, warnings)
         if located is None:
             continue
         start, end, lines = located
@@ -180,7 +180,7 @@ def pack(
     return Packed(text, bodies, summaries, total, trimmed, warnings)
 
 
-def _current_source(
+def current_source(
     node: NodeRow, sources: SourceReader, warnings: list[Warning]
 ) -> tuple[int, int, list[str]] | None:
     """The node's lines as they are now, relocated if the file changed since it was indexed."""

@@ -48,6 +48,28 @@ class EdgeRow:
 
 
 @dataclass(frozen=True, slots=True)
+class Use:
+    """One resolved call or reference to a definition: where it is, and the definition it sits in."""
+
+    path: str
+    line: int
+    source_qualified_name: str
+
+
+@dataclass(frozen=True, slots=True)
+class Uses:
+    """How a definition is used: every resolved call or reference, and the most important few."""
+
+    count: int
+    files: int
+    top: tuple[Use, ...]
+
+
+# The edge kinds that count as a use of a definition (imports and containment do not).
+_USE_EDGE_KINDS = ("calls", "references")
+
+
+@dataclass(frozen=True, slots=True)
 class SearchHit:
     node_id: int
     bm25: float
@@ -318,6 +340,52 @@ class IndexSnapshot:
             (path, line, line),
         ).fetchone()
         return None if row is None else _node(row)
+
+    def nodes_at(self, path: str, qualified_name: str) -> list[NodeRow]:
+        """The definitions in ``path`` with this qualified name, first in the file first."""
+        return [
+            _node(row)
+            for row in self._db.execute(
+                f"SELECT {_NODE_COLUMNS} FROM {_NODE_FROM} WHERE f.path = ? AND n.qualified_name = ?"
+                " ORDER BY n.start_line, n.id",
+                (path, qualified_name),
+            )
+        ]
+
+    def reference_targets(self, path: str, line: int, key: str) -> list[NodeRow]:
+        """What the references named ``key`` on ``line`` of ``path`` resolved to, most confident first."""
+        return [
+            _node(row)
+            for row in self._db.execute(
+                f"SELECT {_NODE_COLUMNS} FROM refs r JOIN files rf ON rf.id = r.file_id"
+                " JOIN edges e ON e.ref_id = r.id"
+                " JOIN nodes n ON n.id = e.dst_id JOIN files f ON f.id = n.file_id"
+                " LEFT JOIN scores s ON s.node_id = n.id"
+                " WHERE r.key = ? AND r.line = ? AND rf.path = ?"
+                " GROUP BY n.id ORDER BY max(e.confidence) DESC, n.id",
+                (key, line, path),
+            )
+        ]
+
+    def uses_of(self, node_id: int, top: int) -> Uses:
+        """Resolved calls and references to a node; the ``top`` ones from the highest-ranked callers."""
+        uses = (
+            "FROM edges e JOIN refs r ON r.id = e.ref_id JOIN nodes n ON n.id = e.src_id"
+            " JOIN files f ON f.id = n.file_id LEFT JOIN scores s ON s.node_id = n.id"
+            f" WHERE e.dst_id = ? AND e.kind IN ({','.join('?' * len(_USE_EDGE_KINDS))})"
+        )
+        arguments = (node_id, *_USE_EDGE_KINDS)
+        count, files = self._db.execute(
+            f"SELECT count(*), count(DISTINCT f.path) {uses}", arguments
+        ).fetchone()
+        rows = self._db.execute(
+            f"SELECT f.path, r.line, n.qualified_name {uses}"
+            " ORDER BY coalesce(s.pagerank, 0) DESC, f.path, r.line LIMIT ?",
+            (*arguments, top),
+        )
+        return Uses(
+            int(count), int(files), tuple(Use(path, line, qualified) for path, line, qualified in rows)
+        )
 
     def paths_ending_with(self, suffix: str) -> list[str]:
         """Indexed paths equal to ``suffix`` or ending with ``/suffix`` (a path named in a task)."""
