@@ -168,3 +168,23 @@ def test_edges_follow_imports_and_calls(tmp_path: Path) -> None:
             assert ("app.py", "main@3", "calls", "alpha", 4, 0) in snapshot.all_refs()
     finally:
         store.close()
+
+
+def test_scores_follow_a_file_that_stops_calling(tmp_path: Path) -> None:
+    """A file that loses its only call, and gains no new name, still refreshes the callee's usage."""
+    root = tmp_path / "ws"
+    root.mkdir()
+    (root / "core.py").write_text("def alpha(value):\n    return value\n")
+    (root / "app.py").write_text("alpha(1)\n")
+    store = IndexStore(root, tmp_path / "index")
+    try:
+        indexer = Indexer(root, store, IndexConfig(workers=0))
+        indexer.reconcile()
+        with store.snapshot() as snapshot:
+            assert dump(snapshot).scores[("core.py", "alpha@1")][1] > 0
+        (root / "app.py").write_text("# Nothing is called here any more.\n")
+        indexer.reconcile()
+        with store.snapshot() as snapshot:
+            assert dump(snapshot).scores[("core.py", "alpha@1")][1] == 0
+    finally:
+        store.close()
