@@ -282,3 +282,20 @@ def test_dates_are_aware_iso_strings(tmp_path: Path) -> None:
     changes, _ = ask(repo.root, "calc.py", "area")
     moment = datetime.fromisoformat(changes[0].date)
     assert moment == datetime(2024, 1, 2, 12, tzinfo=timezone.utc)
+
+
+def test_a_new_commit_is_seen_by_the_next_request(tmp_path: Path) -> None:
+    """The cached HEAD is reused only while HEAD's reflog is unchanged."""
+    repo = Repo(tmp_path / "repo")
+    text = source(function("area", ["return value"]))
+    repo.write("calc.py", text)
+    repo.commit("Add area")
+    history = GitHistory(repo.root)
+    span = span_of(text, "area")
+    first = history.recent_changes([FileSpans("calc.py", text.encode(), (span,))], None, 3)
+    assert [c.title for c in first.changes[("calc.py", *span)]] == ["Add area"]
+    edited = source(function("area", ["return value * 2"]))
+    repo.write("calc.py", edited)
+    repo.commit("Double it (#5)")
+    second = history.recent_changes([FileSpans("calc.py", edited.encode(), (span,))], None, 3)
+    assert [c.pr for c in second.changes[("calc.py", *span)]] == [5, None]

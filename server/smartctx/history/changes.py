@@ -83,6 +83,8 @@ class GitHistory:
         self._mainlines: OrderedDict[str, tuple[list[str], frozenset[str]]] = OrderedDict()
         self._merges: dict[tuple[str, str], tuple[int, str, int] | None] = {}
         self._repository: _Repository | None = None
+        self._git_dir: Path | None = None
+        self._marker: tuple[int, int, int, int] | None = None
         # How many times a blame ran: a request answered from the cache leaves it unchanged.
         self.blames_run = 0
 
@@ -145,7 +147,12 @@ class GitHistory:
         return HistoryAnswer(found, tuple(notes))
 
     def _open(self) -> _Repository:
-        """HEAD and what the clone cannot see, asked once per request (HEAD moves with checkouts)."""
+        """HEAD and what the clone cannot see. Asked of git only when HEAD may have moved: every
+        move of HEAD (commit, checkout, reset, merge) appends to its reflog, so while the reflog's
+        stat is unchanged the last answer stands and a warm request starts no process."""
+        marker = self._head_marker()
+        if marker is not None and marker == self._marker and self._repository is not None:
+            return self._repository
         try:
             head, committed = run_git(self.root, ["log", "-1", "--format=%H %ct", "HEAD"]).decode().split()
         except GitError as error:
@@ -167,7 +174,22 @@ class GitHistory:
             except OSError:
                 shallow_commits = frozenset()
         self._repository = _Repository(head, int(committed), shallow_commits)
+        self._marker = marker
         return self._repository
+
+    def _head_marker(self) -> tuple[int, int, int, int] | None:
+        """The stat of HEAD and of its reflog, or None when there is no reflog to watch."""
+        if self._git_dir is None:
+            try:
+                self._git_dir = Path(run_git(self.root, ["rev-parse", "--absolute-git-dir"]).decode().strip())
+            except GitError:
+                return None
+        try:
+            head = (self._git_dir / "HEAD").stat()
+            log = (self._git_dir / "logs" / "HEAD").stat()
+        except OSError:
+            return None
+        return (head.st_mtime_ns, head.st_size, log.st_mtime_ns, log.st_size)
 
     def _revision_at(self, head: str, cutoff_s: int) -> str | None:
         """The last mainline commit committed at or before the cutoff, or None if none is."""
