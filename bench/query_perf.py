@@ -5,6 +5,10 @@ statement of that repository through the pipeline at the given budget. The first
 apart (it loads the tokenizer and warms SQLite's cache); p50/p95 are over the warm ones.
 
     .venv/bin/python bench/query_perf.py /path/to/django --repo django/django
+
+With ``--history N`` the first N tasks are also packed with includePRs and with includeImpact, and
+the extra time over the same request without them is reported, cold (a new history cache, the
+first request for those files) and warm (the same request again). The tree must be a git work tree.
 """
 
 from __future__ import annotations
@@ -19,6 +23,7 @@ from typing import Any
 
 from smartctx.core.context import ContextOptions, ContextRequest
 from smartctx.core.tokens import TokenCounter
+from smartctx.history.changes import GitHistory
 from smartctx.indexing.indexer import IndexConfig, Indexer
 from smartctx.indexing.sources import WorkspaceSources
 from smartctx.retrieval.pipeline import build_context
@@ -44,6 +49,9 @@ def main() -> None:
     parser.add_argument("--budget", type=int, default=8000)
     parser.add_argument("--index-dir", type=Path)
     parser.add_argument("--json", type=Path, default=Path("bench/out/query_perf.json"))
+    parser.add_argument(
+        "--history", type=int, default=0, metavar="N", help="measure includePRs/includeImpact on N tasks"
+    )
     args = parser.parse_args()
     tasks = [
         row["problem_statement"]
@@ -76,6 +84,7 @@ def main() -> None:
                 }
             )
         first_ms = (time.perf_counter() - started) * 1000 - sum(row["total_ms"] for row in rows[1:])
+        overheads = history_overheads(root, store, sources, counter, tasks[: args.history], args.budget)
         store.close()
     warm = rows[1:]
     totals = [row["total_ms"] for row in warm]
@@ -97,11 +106,64 @@ def main() -> None:
         f"\nvs Aider's repo map ({low:.0f}-{high:.0f} s per map on this tree, issue figure): "
         f"{low * 1000 / p95:.0f}-{high * 1000 / p95:.0f}x faster at p95"
     )
+    if overheads:
+        print("\nextra time over the same request without the option, ms (n tasks each)")
+        print("| option | cache | n | p50 | p95 |\n|---|---|---|---|---|")
+        for (option, cache), values in overheads.items():
+            print(
+                f"| {option} | {cache} | {len(values)} | {statistics.median(values):.1f}"
+                f" | {percentile(values, 0.95):.1f} |"
+            )
     args.json.parent.mkdir(parents=True, exist_ok=True)
     args.json.write_text(
-        json.dumps({"date": time.strftime("%Y-%m-%d"), "repo": args.repo, "rows": rows}, indent=2)
+        json.dumps(
+            {
+                "date": time.strftime("%Y-%m-%d"),
+                "repo": args.repo,
+                "rows": rows,
+                "history_overhead_ms": {f"{o}/{c}": v for (o, c), v in overheads.items()},
+            },
+            indent=2,
+        )
     )
     print(f"written: {args.json}")
+
+
+def history_overheads(
+    root: Path,
+    store: IndexStore,
+    sources: WorkspaceSources,
+    counter: TokenCounter,
+    tasks: list[str],
+    budget: int,
+) -> dict[tuple[str, str], list[float]]:
+    """Per task: a plain request (best of two), then includePRs on a fresh history (cold) and on the
+    same history again (warm, best of two), and the same for includeImpact. Reported: the extra
+    end-to-end time over the plain request, and the option's own stage as timed inside the request
+    (free of the noise between two requests on a shared machine)."""
+    overheads: dict[tuple[str, str], list[float]] = {}
+
+    def timed(task: str, options: ContextOptions, history: GitHistory | None) -> tuple[float, float]:
+        began = time.perf_counter()
+        with store.snapshot() as snapshot:
+            pack = build_context(ContextRequest(task, options), snapshot, counter, sources, history=history)
+        stage = pack.timings_ms.get("history" if options.include_prs else "impact", 0.0)
+        return (time.perf_counter() - began) * 1000, stage
+
+    for task in tasks:
+        plain = min(timed(task, ContextOptions(budget_tokens=budget), None)[0] for _ in range(2))
+        with_prs = ContextOptions(budget_tokens=budget, include_prs=True)
+        with_impact = ContextOptions(budget_tokens=budget, include_impact=True)
+        for option, options, history in (
+            ("includePRs", with_prs, GitHistory(root)),
+            ("includeImpact", with_impact, None),
+        ):
+            cold = timed(task, options, history)
+            warm = min(timed(task, options, history) for _ in range(2))
+            for cache, (total, stage) in (("cold", cold), ("warm", warm)):
+                overheads.setdefault((option, f"{cache}, end to end"), []).append(total - plain)
+                overheads.setdefault((option, f"{cache}, own stage"), []).append(stage)
+    return overheads
 
 
 if __name__ == "__main__":

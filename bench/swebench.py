@@ -9,6 +9,7 @@ per-instance rows as JSON.
 
     .venv/bin/python bench/swebench.py --subset stratified --repo flask,requests
     .venv/bin/python bench/swebench.py --subset all            # the figures to report
+    .venv/bin/python bench/swebench.py --repo flask --history  # also smartctx+history (includePRs)
 
 The systems: ``smartctx`` (``retrieval.pipeline.build_context``), ``baseline-a`` (whole files by
 BM25) and ``baseline-b`` (the seed recipe), described in ``swebench_baselines.py``.
@@ -32,6 +33,7 @@ from typing import Any
 from smartctx.core.context import ContextOptions, ContextRequest, Focus
 from smartctx.core.model import SymbolKind
 from smartctx.core.tokens import TokenCounter
+from smartctx.history.changes import GitHistory
 from smartctx.indexing.indexer import IndexConfig, Indexer
 from smartctx.indexing.sources import WorkspaceSources
 from smartctx.retrieval.pipeline import build_context, rank
@@ -59,6 +61,8 @@ STRATIFIED_STEP = 5
 # Candidates kept per instance with --dump-ranking: every ranked item a default pack could use.
 RANKING_DUMP_SIZE = 200
 SYSTEMS = ("smartctx", "baseline-a", "baseline-b")
+# smartctx with includePRs, the cutoff at the instance's base_commit_date (--history).
+HISTORY_SYSTEM = "smartctx+history"
 ACC_KS = (1, 3, 5, 10, 20)
 
 
@@ -79,6 +83,10 @@ class Result:
     summaries: list[str]
     tokens_reported: int | None = None
     error: str | None = None
+    # With includePRs: changes listed over all bodies, and how many were dated after the cutoff
+    # (always 0, or the cutoff is broken).
+    recent_prs: int = 0
+    after_cutoff: int = 0
 
 
 def _scored(
@@ -115,10 +123,13 @@ def run_smartctx(
     budget: int,
     counter: TokenCounter,
     gold: Gold,
+    history: GitHistory | None = None,
+    cutoff: str | None = None,
 ) -> Result:
-    request = ContextRequest(task=task, options=ContextOptions(budget_tokens=budget))
+    options = ContextOptions(budget_tokens=budget, include_prs=history is not None, pr_cutoff=cutoff)
+    request = ContextRequest(task=task, options=options)
     started = time.perf_counter()
-    pack = build_context(request, snapshot, counter, sources)
+    pack = build_context(request, snapshot, counter, sources, history=history)
     latency_ms = (time.perf_counter() - started) * 1000
     items = [
         PackItem(b.file_path, _scoring_name(b.kind, b.qualified_name), b.start_line, b.end_line, body=True)
@@ -130,7 +141,10 @@ def run_smartctx(
     # The pack's text is counted again here, so a pack that misreports its own size shows up as
     # "tokens_reported" differing from "tokens" (and "over budget" is judged on the recount).
     result = _scored(items, gold, counter.count(pack.text), latency_ms, dict(pack.timings_ms))
-    return replace(result, tokens_reported=pack.tokens_used)
+    changes = [change for body in pack.bodies for change in body.recent_prs]
+    limit = options.cutoff_time()
+    late = sum(1 for change in changes if limit is not None and datetime.fromisoformat(change.date) > limit)
+    return replace(result, tokens_reported=pack.tokens_used, recent_prs=len(changes), after_cutoff=late)
 
 
 def run_smartctx_or_miss(
@@ -140,12 +154,14 @@ def run_smartctx_or_miss(
     budget: int,
     counter: TokenCounter,
     gold: Gold,
+    history: GitHistory | None = None,
+    cutoff: str | None = None,
 ) -> Result:
     """``run_smartctx``, with a pipeline failure scored as an empty pack (a miss on every count) and
     its traceback printed, so one bad instance neither ends a long run nor drops out of the mean."""
     started = time.perf_counter()
     try:
-        return run_smartctx(task, snapshot, sources, budget, counter, gold)
+        return run_smartctx(task, snapshot, sources, budget, counter, gold, history, cutoff)
     except Exception as error:
         traceback.print_exc()
         missed = _scored([], gold, 0, (time.perf_counter() - started) * 1000)
@@ -197,6 +213,7 @@ class Workspace:
     indexer: Indexer
     sources: WorkspaceSources
     baseline_a: WholeFileBaseline
+    history: GitHistory
 
 
 class Bench:
@@ -209,6 +226,7 @@ class Bench:
         self.rows: list[dict[str, Any]] = []
         self.skipped: list[dict[str, str]] = []
         self.repos: dict[str, dict[str, Any]] = {}
+        self.systems = (*SYSTEMS, HISTORY_SYSTEM) if args.history else SYSTEMS
 
     def run(self, instances: list[dict[str, Any]]) -> None:
         for repo, group in groupby(instances, key=lambda row: str(row["repo"])):
@@ -232,6 +250,7 @@ class Bench:
             Indexer(tree, store, IndexConfig()),
             WorkspaceSources(tree),
             WholeFileBaseline(self.counter.count),
+            GitHistory(tree),
         )
         try:
             for instance in instances:
@@ -273,6 +292,12 @@ class Bench:
                 results[f"smartctx@{budget}"] = run_smartctx_or_miss(
                     task, snapshot, workspace.sources, budget, self.counter, gold
                 )
+                if self.args.history:
+                    results[f"{HISTORY_SYSTEM}@{budget}"] = run_smartctx_or_miss(
+                        *(task, snapshot, workspace.sources, budget, self.counter, gold),
+                        workspace.history,
+                        str(instance["base_commit_date"]),
+                    )
                 started = time.perf_counter()
                 pack = baseline_a.pack(ranked, budget)
                 pack_ms = (time.perf_counter() - started) * 1000
@@ -321,7 +346,7 @@ class Bench:
         the smallest budget."""
         budget = min(self.budgets)
         marks = []
-        for system in SYSTEMS:
+        for system in self.systems:
             result = row["results"][f"{system}@{budget}"]
             hits = "".join(
                 mark if result[field] else "."
@@ -336,7 +361,7 @@ class Bench:
 
     def summary(self) -> dict[str, dict[str, Any]]:
         summary: dict[str, dict[str, Any]] = {}
-        for system in SYSTEMS:
+        for system in self.systems:
             for budget in self.budgets:
                 name = f"{system}@{budget}"
                 results = [row["results"][name] for row in self.rows]
@@ -355,7 +380,7 @@ class Bench:
                 "limit": self.args.limit,
                 "repos": self.args.repo,
                 "budgets": list(self.budgets),
-                "systems": list(SYSTEMS),
+                "systems": list(self.systems),
             },
             "summary": self.summary(),
             "bm25_file_acc": {
@@ -394,6 +419,8 @@ def summarise(results: Sequence[dict[str, Any]], budget: int) -> dict[str, Any]:
             for field in ("file_hit", "function_hit", "body_hit", "line_hit", "line_coverage", "tokens")
         },
         "errors": sum(1 for result in results if result["error"]),
+        "recent_prs": mean([float(result.get("recent_prs", 0)) for result in results]),
+        "after_cutoff": sum(int(result.get("after_cutoff", 0)) for result in results),
         "over_budget": mean([float(result["tokens"] > budget) for result in results]),
         **{f"file_acc@{k}": share_within([result["file_rank"] for result in results], k) for k in (1, 3, 5)},
         "latency_ms_p50": percentile([result["latency_ms"] for result in results], 50),
@@ -416,6 +443,8 @@ TABLE_COLUMNS = (
     ("line cov", "line_coverage", "{:.1%}"),
     ("file acc@1", "file_acc@1", "{:.1%}"),
     ("tokens", "tokens", "{:,.0f}"),
+    ("PRs/pack", "recent_prs", "{:.1f}"),
+    ("after cutoff", "after_cutoff", "{:d}"),
     ("over budget", "over_budget", "{:.1%}"),
     ("p50 ms", "latency_ms_p50", "{:,.0f}"),
     ("p95 ms", "latency_ms_p95", "{:,.0f}"),
@@ -570,6 +599,11 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
         "--dump-ranking",
         action="store_true",
         help=f"keep each instance's top {RANKING_DUMP_SIZE} scored candidates in the JSON (for tuning)",
+    )
+    parser.add_argument(
+        "--history",
+        action="store_true",
+        help=f"also run {HISTORY_SYSTEM}: includePRs with the cutoff at each base_commit_date",
     )
     return parser.parse_args(argv)
 

@@ -19,6 +19,7 @@ from tqdm import tqdm
 
 from smartctx.core.context import TOKENIZERS, ContextOptions, ContextRequest, InvalidRequestError
 from smartctx.core.tokens import TokenCounter
+from smartctx.history.changes import GitHistory
 from smartctx.indexing.indexer import IndexConfig, Indexer, IndexReport
 from smartctx.indexing.scanner import ScanConfig
 from smartctx.indexing.sources import WorkspaceSources
@@ -100,6 +101,15 @@ def _argument_parser() -> argparse.ArgumentParser:
     )
     context.add_argument("--hop-frontier-cap", type=_positive_int, help="nodes added per hop (default 200)")
     context.add_argument("--no-blobs", action="store_true", help="signatures only, no full bodies")
+    context.add_argument(
+        "--include-prs", action="store_true", help="add the recent changes (PR or commit) behind each body"
+    )
+    context.add_argument("--prs-per-node", type=_positive_int, help="changes per body (default 3)")
+    context.add_argument(
+        "--pr-cutoff", metavar="DATE", help="leave out changes after this ISO 8601 date or date-time"
+    )
+    context.add_argument("--include-impact", action="store_true", help="add what depends on the top body")
+    context.add_argument("--impact-depth", type=_positive_int, help="impact hops (default 1, max 5)")
     context.add_argument(
         "--tokenizer", choices=TOKENIZERS, help="tokenizer to count with (default o200k_base)"
     )
@@ -208,6 +218,11 @@ def _context_command(args: argparse.Namespace) -> int:
                 "hop_depth": args.hop_depth,
                 "hop_frontier_cap": args.hop_frontier_cap,
                 "include_blobs": False if args.no_blobs else None,
+                "include_prs": True if args.include_prs else None,
+                "prs_per_node": args.prs_per_node,
+                "pr_cutoff": args.pr_cutoff,
+                "include_impact": True if args.include_impact else None,
+                "impact_depth": args.impact_depth,
                 "tokenizer": args.tokenizer,
             }
         )
@@ -219,7 +234,13 @@ def _context_command(args: argparse.Namespace) -> int:
         _reconcile(root, store, IndexConfig(), quiet=args.quiet)
         counter = TokenCounter(options.tokenizer)
         with store.snapshot() as snapshot:
-            pack = build_context(ContextRequest(task, options), snapshot, counter, WorkspaceSources(root))
+            pack = build_context(
+                ContextRequest(task, options),
+                snapshot,
+                counter,
+                WorkspaceSources(root),
+                history=GitHistory(root) if options.include_prs else None,
+            )
     finally:
         store.close()
     if args.format == "json":

@@ -60,7 +60,7 @@ INVALID_PARAMS = {
     "hop depth out of range": ({"task": DECLINED, "options": {"hopDepth": 9}}, "options.hopDepth"),
     "budget not a number": ({"task": DECLINED, "options": {"budgetTokens": "lots"}}, "options.budgetTokens"),
     "unknown option": ({"task": DECLINED, "options": {"colour": "blue"}}, "options.colour"),
-    "history not available yet": ({"task": DECLINED, "options": {"includePRs": True}}, "includePRs"),
+    "cutoff not a date": ({"task": DECLINED, "options": {"prCutoff": "last tuesday"}}, "options.prCutoff"),
     "focus outside the workspace": ({"task": DECLINED, "focus": {"uri": "file:///etc/passwd"}}, "focus.uri"),
 }
 
@@ -255,3 +255,15 @@ async def test_changed_settings_apply_to_the_next_request_and_invalid_ones_are_s
     assert logged == [f"smartctx.lsp.server: {warnings[0].message.removeprefix('smartctx: ')}"]
     # Info records stay on stderr at the default clientLogLevel ("warning").
     assert not [log for log in client.log_messages if log.type == types.MessageType.Info]
+
+
+async def test_history_sections_over_the_protocol(client: LanguageClient, statuses: IndexStatusLog) -> None:
+    """The e2e workspace is not a git repository: impact still comes, recentPRs stay empty, and a
+    warning says why."""
+    await statuses.ready()
+    pack = await context_for_task(
+        client, {"task": DECLINED, "options": {"includePRs": True, "includeImpact": True}}
+    )
+    assert pack["impact"]["target"]["id"] == DECLINED_FIRST_BODY
+    assert all(body["recentPRs"] == [] for body in pack["bodies"])
+    assert "history-unavailable" in [warning["code"] for warning in pack["metadata"]["warnings"]]

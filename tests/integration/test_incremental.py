@@ -208,3 +208,23 @@ def test_disk_wins_over_an_indexed_buffer_once_the_buffer_is_gone(tmp_path: Path
     assert (unchanged.files_parsed, unchanged.files_unchanged) == (0, 1)
     assert edited.files_parsed == 1
     assert_same_index(live, fresh_dump(root, tmp_path / "fresh-index"))
+
+
+def test_scores_follow_a_file_that_stops_calling(tmp_path: Path) -> None:
+    """A file that loses its only call, and gains no new name, still refreshes the callee's usage."""
+    root = tmp_path / "ws"
+    root.mkdir()
+    (root / "core.py").write_text("def alpha(value):\n    return value\n")
+    (root / "app.py").write_text("alpha(1)\n")
+    store = IndexStore(root, tmp_path / "index")
+    try:
+        indexer = Indexer(root, store, IndexConfig(workers=0))
+        indexer.reconcile()
+        with store.snapshot() as snapshot:
+            assert dump(snapshot).scores[("core.py", "alpha@1")][1] > 0
+        (root / "app.py").write_text("# Nothing is called here any more.\n")
+        indexer.reconcile()
+        with store.snapshot() as snapshot:
+            assert dump(snapshot).scores[("core.py", "alpha@1")][1] == 0
+    finally:
+        store.close()

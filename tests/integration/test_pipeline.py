@@ -158,13 +158,6 @@ def test_zero_or_missing_options_mean_defaults() -> None:
     assert ContextOptions.from_values({"budget_tokens": 0, "max_bodies": None}) == ContextOptions()
 
 
-def test_history_options_are_rejected_until_they_exist(
-    store: IndexStore, workspace: Path, counter: TokenCounter
-) -> None:
-    with pytest.raises(InvalidRequestError, match="includePRs and includeImpact are not available yet"):
-        run(store, workspace, counter, "anything", include_prs=True)
-
-
 def test_a_changed_file_is_relocated_or_dropped(tmp_path: Path, counter: TokenCounter) -> None:
     root = tmp_path / "ws"
     shutil.copytree(FIXTURE, root)

@@ -7,7 +7,10 @@ camelCase wire format, so nothing here knows JSON.
 from __future__ import annotations
 
 from dataclasses import dataclass, field, fields, replace
+from datetime import datetime
 from typing import Any
+
+from smartctx.core.history import ImpactSection, RecentChange, parse_cutoff
 
 TOKENIZERS = ("o200k_base", "cl100k_base")
 MAX_HOP_DEPTH = 3
@@ -60,10 +63,19 @@ class ContextOptions:
                 raise InvalidRequestError(
                     f"{_camel(name)} must be true or false, got {getattr(self, name)!r}"
                 )
+        if self.pr_cutoff is not None and not _is_cutoff(self.pr_cutoff):
+            raise InvalidRequestError(
+                "prCutoff must be an ISO 8601 date or date-time such as 2024-05-01 or"
+                f" 2024-05-01T12:00:00Z, got {self.pr_cutoff!r}"
+            )
         if self.tokenizer not in TOKENIZERS:
             raise InvalidRequestError(
                 f"tokenizer must be one of {', '.join(TOKENIZERS)}, got {self.tokenizer!r}"
             )
+
+    def cutoff_time(self) -> datetime | None:
+        """``pr_cutoff`` as an aware time (a bare date means the end of that day, UTC)."""
+        return None if self.pr_cutoff is None else parse_cutoff(self.pr_cutoff)
 
     @classmethod
     def from_values(cls, values: dict[str, Any], base: ContextOptions | None = None) -> ContextOptions:
@@ -79,6 +91,16 @@ class ContextOptions:
             if value is not None and not (value == 0 and not isinstance(value, bool))
         }
         return replace(base, **chosen) if base is not None else cls(**chosen)
+
+
+def _is_cutoff(value: object) -> bool:
+    if not isinstance(value, str):
+        return False
+    try:
+        parse_cutoff(value)
+    except ValueError:
+        return False
+    return True
 
 
 def _camel(name: str) -> str:
@@ -125,6 +147,8 @@ class BodyItem:
     score_parts: dict[str, float]
     source: str
     tokens: int
+    # The changes behind the body, newest first; only with includePRs. Counted in ``tokens``.
+    recent_prs: tuple[RecentChange, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -176,6 +200,8 @@ class ContextPack:
     warnings: tuple[Warning, ...]
     # The text an LLM receives: every emitted token of it is counted against the budget.
     text: str
+    # What depends on the highest-scoring body; only with includeImpact.
+    impact: ImpactSection | None = None
 
 
 class NodeChangedError(Exception):

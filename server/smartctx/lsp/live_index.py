@@ -24,6 +24,7 @@ from pathlib import Path
 
 from smartctx.core.context import ContextOptions, ContextPack, ContextRequest, NodeDetail, SymbolSummary
 from smartctx.core.tokens import TokenCounter
+from smartctx.history.changes import GitHistory
 from smartctx.indexing.indexer import IndexConfig, Indexer, IndexReport
 from smartctx.indexing.sources import WorkspaceSources
 from smartctx.indexing.watcher import Watcher
@@ -84,6 +85,8 @@ class LiveIndex:
         self._watcher: Watcher | None = None
         self._index_path: Path | None = None
         self._counters: dict[str, TokenCounter] = {}
+        # Git "why" breadcrumbs, cached per file content for the life of the server.
+        self.history = GitHistory(root)
         # Guarded by _lock: what the index thread is doing and what waits for it.
         self._busy = True
         self._done = 0
@@ -161,6 +164,7 @@ class LiveIndex:
                 snapshot,
                 counter,
                 WorkspaceSources(self.root, overlays),
+                history=self.history,
                 pending_files=self.status().pending_files,
                 should_cancel=should_cancel,
             )

@@ -138,6 +138,48 @@ class IndexStatus(_IndexCounts, total=False):
     message: str
 
 
+class WireRecentChange(TypedDict):
+    """One of ``bodies[].recentPRs`` (includePRs): newest first; ``pr`` is null for a plain commit."""
+
+    pr: int | None
+    title: str
+    summary: str
+    commit: str
+    date: str
+    author: str
+
+
+class WireImpactTarget(TypedDict):
+    id: str
+    citation: str
+
+
+class WireImpactEntry(TypedDict):
+    id: str
+    kind: str
+    qualifiedName: str
+    filePath: str
+    startLine: int
+    endLine: int
+    citation: str
+    depth: int
+    # The id of the definition this one depends on (the target, a member of it, or a nearer dependent).
+    via: str
+    confidence: float
+
+
+class WireImpact(TypedDict):
+    """The pack's ``impact`` (only with includeImpact). ``groups`` maps callers, subclasses,
+    typeUsers, importers and references to their entries, empty groups left out; ``found`` counts
+    every dependent reached and ``truncated`` says some are not shown."""
+
+    target: WireImpactTarget
+    depth: int
+    groups: dict[str, list[WireImpactEntry]]
+    found: int
+    truncated: bool
+
+
 # VS Code's configuration section of these settings: ``didChangeConfiguration`` may send them as
 # ``{"smartctx": {...}}`` or as the object itself.
 CONFIGURATION_SECTION = "smartctx"

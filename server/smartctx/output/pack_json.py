@@ -8,10 +8,11 @@ from __future__ import annotations
 from typing import Any
 
 from smartctx.core.context import ContextPack
+from smartctx.core.history import ImpactSection, RecentChange
 
 
 def pack_to_wire(pack: ContextPack) -> dict[str, Any]:
-    return {
+    wire = {
         "taskDescription": pack.task_description,
         "bodies": [
             {
@@ -28,7 +29,7 @@ def pack_to_wire(pack: ContextPack) -> dict[str, Any]:
                 "scoreParts": body.score_parts,
                 "source": body.source,
                 "tokens": body.tokens,
-                "recentPRs": [],
+                "recentPRs": [_change_to_wire(change) for change in body.recent_prs],
             }
             for body in pack.bodies
         ],
@@ -70,4 +71,45 @@ def pack_to_wire(pack: ContextPack) -> dict[str, Any]:
             },
             "warnings": [{"code": w.code, "nodeId": w.node_id, "message": w.message} for w in pack.warnings],
         },
+    }
+    if pack.impact is not None:
+        wire["impact"] = _impact_to_wire(pack.impact)
+    return wire
+
+
+def _change_to_wire(change: RecentChange) -> dict[str, Any]:
+    return {
+        "pr": change.pr,
+        "title": change.title,
+        "summary": change.summary,
+        "commit": change.commit,
+        "date": change.date,
+        "author": change.author,
+    }
+
+
+def _impact_to_wire(impact: ImpactSection) -> dict[str, Any]:
+    return {
+        "target": {"id": impact.target_id, "citation": impact.target_citation},
+        "depth": impact.depth,
+        "groups": {
+            group: [
+                {
+                    "id": entry.id,
+                    "kind": entry.kind,
+                    "qualifiedName": entry.qualified_name,
+                    "filePath": entry.file_path,
+                    "startLine": entry.start_line,
+                    "endLine": entry.end_line,
+                    "citation": entry.citation,
+                    "depth": entry.depth,
+                    "via": entry.via,
+                    "confidence": entry.confidence,
+                }
+                for entry in entries
+            ]
+            for group, entries in impact.groups
+        },
+        "found": impact.found,
+        "truncated": impact.truncated,
     }

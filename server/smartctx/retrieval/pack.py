@@ -10,12 +10,14 @@ or dropped with a warning, so the text always matches its citation.
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
-from dataclasses import dataclass, field
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field, replace
 
 from smartctx.core.context import BodyItem, SummaryItem, Warning
 from smartctx.core.files import line_offsets, span_digest
+from smartctx.core.history import ImpactSection, RecentChange
 from smartctx.core.tokens import TokenCounter
+from smartctx.retrieval.breadcrumbs import IMPACT_SHARE, MAX_HISTORY_SHARE_PER_BODY, fit_changes, fit_impact
 from smartctx.retrieval.diversify import Selection
 from smartctx.retrieval.redact import redact
 from smartctx.retrieval.score import ScoredNode
@@ -46,6 +48,7 @@ class Packed:
     tokens_used: int
     trimmed: bool
     warnings: list[Warning] = field(default_factory=list)
+    impact: ImpactSection | None = None
 
 
 def node_id(node: NodeRow) -> str:
@@ -99,9 +102,9 @@ def summary_line(item: ScoredNode) -> str:
     return line + "\n"
 
 
-def assemble(head: str, body_blocks: Sequence[str], summary_lines: Sequence[str]) -> str:
+def assemble(head: str, body_blocks: Sequence[str], summary_lines: Sequence[str], impact: str = "") -> str:
     summaries = SUMMARIES_HEADING + "".join(summary_lines) if summary_lines else ""
-    return head + "".join(body_blocks) + summaries
+    return head + "".join(body_blocks) + impact + summaries
 
 
 def pack(
@@ -111,7 +114,11 @@ def pack(
     counter: TokenCounter,
     sources: SourceReader,
     include_blobs: bool,
+    *,
+    changes: Mapping[str, Sequence[RecentChange]] | None = None,
+    impact: ImpactSection | None = None,
 ) -> Packed:
+    """``changes`` (by body id) and ``impact`` are the history sections, packed when given."""
     warnings: list[Warning] = []
     head = header(task)
     used = counter.count(head)
@@ -123,6 +130,7 @@ def pack(
     body_blocks: list[str] = []
     bodies: list[BodyItem] = []
     reserve = int(budget_tokens * SUMMARY_RESERVE_SHARE) if selection.summaries else 0
+    reserve += int(budget_tokens * IMPACT_SHARE) if impact is not None else 0
     body_cap = max(1, int(budget_tokens * MAX_BODY_SHARE))
     for item in selection.bodies if include_blobs else ():
         located = current_source(item.node, sources, warnings)
@@ -147,9 +155,28 @@ def pack(
             warnings.append(
                 Warning("body-cut", f"cut to lines {start}-{end} to fit the budget", node_id(item.node))
             )
+        crumbs, _ = fit_changes(
+            item.node.qualified_name,
+            (changes or {}).get(node_id(item.node), ()),
+            min(room - tokens, int(budget_tokens * MAX_HISTORY_SHARE_PER_BODY)),
+            counter,
+        )
+        if crumbs.text and counter.count(block + crumbs.text) <= room:
+            block += crumbs.text
+            tokens = counter.count(block)
+        else:
+            crumbs = replace(crumbs, changes=())
         body_blocks.append(block)
         used += tokens
-        bodies.append(_body_item(item, start, end, text, tokens))
+        bodies.append(_body_item(item, start, end, text, tokens, crumbs.changes))
+    impact_text = ""
+    shown_impact: ImpactSection | None = None
+    if impact is not None:
+        fitted, impact_tokens = fit_impact(
+            impact, min(budget_tokens - used, int(budget_tokens * IMPACT_SHARE)), counter
+        )
+        impact_text, shown_impact = fitted.text, fitted.impact
+        used += impact_tokens
     summary_lines: list[str] = []
     summaries: list[SummaryItem] = []
     if selection.summaries:
@@ -163,21 +190,23 @@ def pack(
             used += tokens
             summary_lines.append(line)
             summaries.append(_summary_item(item, tokens))
-    text = assemble(head, body_blocks, summary_lines)
+    text = assemble(head, body_blocks, summary_lines, impact_text)
     total = counter.count(text)
     # Pieces counted apart can, rarely, tokenize to more when joined: drop items from the end until
     # the whole text fits, so the budget holds for the text as sent.
-    while total > budget_tokens and (summary_lines or body_blocks):
+    while total > budget_tokens and (summary_lines or impact_text or body_blocks):
         if summary_lines:
             summary_lines.pop()
             summaries.pop()
+        elif impact_text:
+            impact_text, shown_impact = "", None
         else:
             body_blocks.pop()
             bodies.pop()
-        text = assemble(head, body_blocks, summary_lines)
+        text = assemble(head, body_blocks, summary_lines, impact_text)
         total = counter.count(text)
         trimmed = True
-    return Packed(text, bodies, summaries, total, trimmed, warnings)
+    return Packed(text, bodies, summaries, total, trimmed, warnings, shown_impact)
 
 
 def current_source(
@@ -232,7 +261,9 @@ def _cut_to_fit(
     return None
 
 
-def _body_item(item: ScoredNode, start: int, end: int, text: str, tokens: int) -> BodyItem:
+def _body_item(
+    item: ScoredNode, start: int, end: int, text: str, tokens: int, recent_prs: tuple[RecentChange, ...]
+) -> BodyItem:
     node = item.node
     return BodyItem(
         id=node_id(node),
@@ -248,6 +279,7 @@ def _body_item(item: ScoredNode, start: int, end: int, text: str, tokens: int) -
         score_parts={name: round(value, 6) for name, value in item.parts.items()},
         source=text,
         tokens=tokens,
+        recent_prs=recent_prs,
     )
 
 

@@ -1,6 +1,7 @@
-"""``build_context``: search → expand → score → diversify → pack → cite, each stage timed.
+"""``build_context``: search → expand → score → diversify → [history, impact] → pack → cite, each
+stage timed.
 
-Pure composition over a read-only snapshot: the same index and the same request give a
+Pure composition over a read-only snapshot: the same index, history and request give a
 byte-identical pack. ``should_cancel`` is checked between stages, so a cancelled request stops at
 the next stage boundary.
 """
@@ -19,16 +20,19 @@ from smartctx.core.context import (
     Freshness,
     InvalidRequestError,
     SubgraphEdge,
+    Warning,
 )
+from smartctx.core.history import RecentChange
 from smartctx.core.tokens import TokenCounter
 from smartctx.retrieval.cite import cite
 from smartctx.retrieval.diversify import diversify
 from smartctx.retrieval.expand import Expansion, expand
+from smartctx.retrieval.history_lookup import impact_of, recent_changes
 from smartctx.retrieval.pack import node_id, pack
 from smartctx.retrieval.query import ParsedTask, parse_task
 from smartctx.retrieval.score import ScoredNode, score
 from smartctx.retrieval.search import SearchResult, search
-from smartctx.retrieval.sources import SourceReader
+from smartctx.retrieval.sources import ChangeHistory, SourceReader
 from smartctx.store.snapshot import IndexSnapshot
 
 MAX_TASK_CHARS = 100_000
@@ -76,15 +80,12 @@ def build_context(
     counter: TokenCounter,
     sources: SourceReader,
     *,
+    history: ChangeHistory | None = None,
     pending_files: int = 0,
     should_cancel: Callable[[], bool] | None = None,
 ) -> ContextPack:
+    """``history`` answers includePRs; without it such a request gets a history-unavailable warning."""
     options = request.options
-    if options.include_prs or options.include_impact:
-        raise InvalidRequestError(
-            "includePRs and includeImpact are not available yet (they arrive with the history feature); "
-            "leave them false"
-        )
     if counter.name != options.tokenizer:
         raise InvalidRequestError(
             f"this request asks for tokenizer {options.tokenizer}, the counter is {counter.name}"
@@ -104,9 +105,31 @@ def build_context(
     found, expansion, ranked = ranking.found, ranking.expansion, ranking.ranked
     selection = diversify(ranked, options.ranked_cap, options.max_bodies, options.max_summaries, found.named)
     stage("diversify")
-    packed = pack(selection, request.task, options.budget_tokens, counter, sources, options.include_blobs)
+    changes: dict[str, tuple[RecentChange, ...]] = {}
+    history_warnings: list[Warning] = []
+    if options.include_prs and options.include_blobs:
+        if history is None:
+            history_warnings.append(Warning("history-unavailable", "this caller has no git history to read"))
+        else:
+            changes, history_warnings = recent_changes(
+                selection.bodies, sources, history, options.cutoff_time(), options.prs_per_node
+            )
+        stage("history")
+    impact = impact_of(snapshot, selection, options.impact_depth) if options.include_impact else None
+    if options.include_impact:
+        stage("impact")
+    packed = pack(
+        selection,
+        request.task,
+        options.budget_tokens,
+        counter,
+        sources,
+        options.include_blobs,
+        changes=changes,
+        impact=impact,
+    )
     stage("pack")
-    warnings = [*packed.warnings, *cite(packed.bodies, packed.summaries)]
+    warnings = [*history_warnings, *packed.warnings, *cite(packed.bodies, packed.summaries)]
     stage("cite")
     packed_ids = {item.id for item in packed.bodies} | {item.id for item in packed.summaries}
     internal = {node.id: node_id(node) for node in expansion.nodes.values() if node_id(node) in packed_ids}
@@ -140,4 +163,5 @@ def build_context(
         ),
         warnings=tuple(warnings),
         text=packed.text,
+        impact=packed.impact,
     )

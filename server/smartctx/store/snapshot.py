@@ -256,6 +256,44 @@ class IndexSnapshot:
             )
         return sorted(found, key=lambda e: (e.src_id, e.dst_id, e.kind))
 
+    def incoming_edges(self, node_ids: Sequence[int], limit: int) -> tuple[list[EdgeRow], bool]:
+        """Edges other than containment into ``node_ids``, ordered by (target, source, kind), at
+        most ``limit`` of them; the flag says whether that was all there are."""
+        ids = sorted(set(node_ids))
+        found: list[EdgeRow] = []
+        for start in range(0, len(ids), 400):
+            chunk = ids[start : start + 400]
+            marks = ",".join("?" * len(chunk))
+            found.extend(
+                EdgeRow(*row)
+                for row in self._db.execute(
+                    "SELECT src_id, dst_id, kind, max(confidence) FROM edges"
+                    f" WHERE dst_id IN ({marks}) AND kind != 'contains'"
+                    " GROUP BY dst_id, src_id, kind ORDER BY dst_id, src_id, kind LIMIT ?",
+                    [*chunk, limit - len(found) + 1],
+                )
+            )
+            if len(found) > limit:
+                return found[:limit], False
+        return found, True
+
+    def children(self, node_ids: Sequence[int]) -> list[int]:
+        """The definitions directly contained in ``node_ids`` (a class's methods, a file's top level)."""
+        ids = sorted(set(node_ids))
+        found: list[int] = []
+        for start in range(0, len(ids), 500):
+            chunk = ids[start : start + 500]
+            marks = ",".join("?" * len(chunk))
+            found.extend(
+                node_id
+                for (node_id,) in self._db.execute(
+                    f"SELECT dst_id FROM edges WHERE src_id IN ({marks}) AND kind = 'contains'"
+                    " ORDER BY dst_id",
+                    chunk,
+                )
+            )
+        return found
+
     def search(self, weighted_terms: Mapping[str, int], limit: int) -> list[SearchHit]:
         """Nodes matching any term by BM25, best first; a term's weight repeats it in the query.
 

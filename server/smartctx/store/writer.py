@@ -59,6 +59,9 @@ class Batch:
     def __init__(self, connection: sqlite3.Connection) -> None:
         self._db = connection
         self._dirty: set[str] = set()
+        # Set when a re-indexed file had resolved outgoing edges: they are gone until its references
+        # resolve again, and if it now has none, nothing else would mark the scores stale.
+        self._edges_dropped = False
 
     def put_files(self, files: Sequence[FileRows]) -> None:
         """Insert or replace everything the index holds for these files.
@@ -183,6 +186,12 @@ class Batch:
         db = self._db
         db.execute("DELETE FROM search WHERE rowid IN (SELECT id FROM nodes WHERE file_id = ?)", (file_id,))
         db.execute("DELETE FROM file_search WHERE rowid = ?", (file_id,))
+        dropped = db.execute(
+            "DELETE FROM edges WHERE ref_id IS NOT NULL"
+            " AND src_id IN (SELECT id FROM nodes WHERE file_id = ?)",
+            (file_id,),
+        )
+        self._edges_dropped = self._edges_dropped or dropped.rowcount > 0
         db.execute("DELETE FROM edges WHERE src_id IN (SELECT id FROM nodes WHERE file_id = ?)", (file_id,))
         db.execute("DELETE FROM refs WHERE file_id = ?", (file_id,))
         db.execute("DELETE FROM nodes WHERE file_id = ?", (file_id,))
@@ -202,7 +211,7 @@ class Batch:
         self._db.executemany(
             "INSERT OR IGNORE INTO dirty_names(name) VALUES (?)", [(name,) for name in sorted(self._dirty)]
         )
-        if self._dirty:
+        if self._dirty or self._edges_dropped:
             self._db.execute("UPDATE meta SET value = '1' WHERE key = 'scores_dirty'")
 
 
