@@ -254,3 +254,5 @@ class SymbolSummary:
     use_count: int
     use_files: int
     top_uses: tuple[SymbolUse, ...]
+    # The newest change whose diff shaped the definition's current lines (git "why"), if known.
+    latest_change: RecentChange | None = None

@@ -20,9 +20,11 @@ import threading
 import time
 from collections.abc import Callable, Iterable, Mapping
 from concurrent.futures import Future, ThreadPoolExecutor
+from dataclasses import replace
 from pathlib import Path
 
 from smartctx.core.context import ContextOptions, ContextPack, ContextRequest, NodeDetail, SymbolSummary
+from smartctx.core.history import FileSpans
 from smartctx.core.tokens import TokenCounter
 from smartctx.history.changes import GitHistory
 from smartctx.indexing.indexer import IndexConfig, Indexer, IndexReport
@@ -176,10 +178,24 @@ class LiveIndex:
                 snapshot, WorkspaceSources(self.root, overlays), self._counter(DEFAULT_TOKENIZER), wire_id
             )
 
-    def symbol_at(self, path: str, line: int, word: str) -> SymbolSummary | None:
-        """What a hover over ``word`` on 1-based ``line`` of ``path`` shows; runs on a query thread."""
+    def symbol_at(
+        self, path: str, line: int, word: str, overlays: Mapping[str, bytes]
+    ) -> SymbolSummary | None:
+        """What a hover over ``word`` on 1-based ``line`` of ``path`` shows, with the latest change
+        of its lines when git knows one; runs on a query thread."""
         with self._snapshot() as snapshot:
-            return symbol_at(snapshot, path, line, word)
+            symbol = symbol_at(snapshot, path, line, word)
+        if symbol is None:
+            return None
+        content = WorkspaceSources(self.root, overlays).read(symbol.file_path)
+        if content is None:
+            return symbol
+        span = (symbol.file_path, symbol.start_line, symbol.end_line)
+        # The first hover over a long-lived file waits for its blame (seconds on django's largest
+        # files); every later hover over that file's content is answered from the history's cache.
+        answer = self.history.recent_changes([FileSpans(span[0], content, (span[1:],))], None, 1)
+        latest = answer.changes.get(span, ())
+        return replace(symbol, latest_change=latest[0]) if latest else symbol
 
     def close(self) -> None:
         """Stop watching, stop indexing at the next file, close the store on its own thread, release

@@ -370,7 +370,8 @@ def build_server() -> SmartctxServer:
         if target is None or ls.index is None or not ls.settings.hover:
             return None
         index = ls.index
-        symbol = await ls.on_query_thread(lambda: index.symbol_at(*target))
+        overlays = ls.overlays
+        symbol = await ls.on_query_thread(lambda: index.symbol_at(*target, overlays))
         if symbol is None:
             return None
         markdown = types.MarkupContent(
