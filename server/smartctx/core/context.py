@@ -230,6 +230,8 @@ class NodeDetail:
     source: str
     tokens: int
     warnings: tuple[Warning, ...]
+    # The workspace folder ``file_path`` is relative to; set only when the server has several folders.
+    workspace_folder: str | None = None
 
 
 @dataclass(frozen=True)

@@ -92,7 +92,7 @@ class WireWarning(TypedDict):
     message: str
 
 
-class WireNode(TypedDict):
+class _WireNode(TypedDict):
     """One definition in full: a pack's body item without the ranking, plus signature and doc.
 
     ``source`` is the definition's text now (the editor's unsaved buffer if open, secrets
@@ -114,6 +114,11 @@ class WireNode(TypedDict):
     source: str
     tokens: int
     warnings: list[WireWarning]
+
+
+class WireNode(_WireNode, total=False):
+    # The URI of the workspace folder ``filePath`` is relative to; only when the server has several.
+    workspaceFolder: str
 
 
 class ReindexResult(TypedDict):
