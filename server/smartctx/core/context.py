@@ -149,6 +149,8 @@ class BodyItem:
     tokens: int
     # The changes behind the body, newest first; only with includePRs. Counted in ``tokens``.
     recent_prs: tuple[RecentChange, ...] = ()
+    # The workspace folder ``file_path`` is relative to; set only when a pack spans several folders.
+    workspace_folder: str | None = None
 
 
 @dataclass(frozen=True)
@@ -165,6 +167,8 @@ class SummaryItem:
     doc: str
     score: float
     tokens: int
+    # The workspace folder ``file_path`` is relative to; set only when a pack spans several folders.
+    workspace_folder: str | None = None
 
 
 @dataclass(frozen=True)
@@ -226,6 +230,8 @@ class NodeDetail:
     source: str
     tokens: int
     warnings: tuple[Warning, ...]
+    # The workspace folder ``file_path`` is relative to; set only when the server has several folders.
+    workspace_folder: str | None = None
 
 
 @dataclass(frozen=True)

@@ -86,6 +86,8 @@ class ImpactSection:
     groups: tuple[tuple[str, tuple[ImpactEntry, ...]], ...]
     found: int
     truncated: bool
+    # The workspace folder the target and its dependents lie in; set only when a pack spans several.
+    workspace_folder: str | None = None
 
 
 # How a dependent uses the target, in the order a pack shows them.

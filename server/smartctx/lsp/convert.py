@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import logging
 import os
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -47,8 +48,21 @@ def workspace_path(root: Path, uri: str) -> str | None:
     return relative.as_posix() if relative.parts else None
 
 
-def context_request(params: Any, root: Path, defaults: ContextOptions) -> ContextRequest:
-    """``smartctx/contextForTask`` params → a validated request; ``defaults`` fill unset options."""
+def innermost_folder(roots: Sequence[Path], uri: str) -> tuple[int, str] | None:
+    """The position of the innermost of ``roots`` holding a ``file:`` URI, and the URI's path
+    relative to it; None when no root holds it. Nested workspace folders route to the inner one."""
+    found: tuple[int, str] | None = None
+    depth = -1
+    for position, root in enumerate(roots):
+        path = workspace_path(root, uri)
+        if path is not None and len(root.parts) > depth:
+            found, depth = (position, path), len(root.parts)
+    return found
+
+
+def context_requests(params: Any, roots: Sequence[Path], defaults: ContextOptions) -> list[ContextRequest]:
+    """``smartctx/contextForTask`` params → one validated request per workspace folder in ``roots``,
+    alike but for the focus, whose paths are relative to each folder; ``defaults`` fill unset options."""
     if not isinstance(params, dict):
         raise InvalidRequestError('params must be an object like {"task": "what you want to do"}')
     task = params.get("task")
@@ -58,7 +72,8 @@ def context_request(params: Any, root: Path, defaults: ContextOptions) -> Contex
         raise InvalidRequestError(
             f"task must be a non-empty string describing what you want to do, got {task!r}"
         )
-    return ContextRequest(task, _options(params.get("options"), defaults), _focus(params.get("focus"), root))
+    options = _options(params.get("options"), defaults)
+    return [ContextRequest(task, options, focus) for focus in _focus(params.get("focus"), roots)]
 
 
 def _options(raw: Any, defaults: ContextOptions) -> ContextOptions:
@@ -82,12 +97,13 @@ def _options(raw: Any, defaults: ContextOptions) -> ContextOptions:
         raise InvalidRequestError(f"options has a value of the wrong type: {error}") from None
 
 
-def _focus(raw: Any, root: Path) -> Focus:
+def _focus(raw: Any, roots: Sequence[Path]) -> list[Focus]:
+    """One focus per root: each holds only the files inside that root."""
     if raw is None:
-        return Focus()
+        return [Focus() for _ in roots]
     if not isinstance(raw, dict):
         raise InvalidRequestError(f"focus must be an object, got {raw!r}")
-    active = _path_of(raw.get("uri"), "focus.uri", root) if raw.get("uri") is not None else None
+    active = _path_of(raw.get("uri"), "focus.uri", roots) if raw.get("uri") is not None else None
     cursor_line: int | None = None
     position = raw.get("position")
     if position is not None:
@@ -97,29 +113,35 @@ def _focus(raw: Any, root: Path) -> Focus:
                 f'focus.position must be {{"line": n, "character": n}} with 0-based n, got {position!r}'
             )
         cursor_line = line + 1
-    return Focus(
-        active_path=active,
-        cursor_line=cursor_line,
-        open_paths=_paths_of(raw.get("openUris"), "focus.openUris", root),
-        recent_paths=_paths_of(raw.get("recentUris"), "focus.recentUris", root),
-    )
+    open_paths = _paths_of(raw.get("openUris"), "focus.openUris", roots)
+    recent_paths = _paths_of(raw.get("recentUris"), "focus.recentUris", roots)
+    return [
+        Focus(
+            active_path=active[1] if active is not None and active[0] == root_position else None,
+            cursor_line=cursor_line if active is not None and active[0] == root_position else None,
+            open_paths=tuple(path for folder, path in open_paths if folder == root_position),
+            recent_paths=tuple(path for folder, path in recent_paths if folder == root_position),
+        )
+        for root_position in range(len(roots))
+    ]
 
 
-def _paths_of(raw: Any, field: str, root: Path) -> tuple[str, ...]:
+def _paths_of(raw: Any, field: str, roots: Sequence[Path]) -> list[tuple[int, str]]:
     if raw is None:
-        return ()
+        return []
     if not isinstance(raw, list):
         raise InvalidRequestError(f"{field} must be a list of file URIs, got {raw!r}")
-    return tuple(_path_of(uri, f"{field}[{index}]", root) for index, uri in enumerate(raw))
+    return [_path_of(uri, f"{field}[{index}]", roots) for index, uri in enumerate(raw)]
 
 
-def _path_of(uri: Any, field: str, root: Path) -> str:
+def _path_of(uri: Any, field: str, roots: Sequence[Path]) -> tuple[int, str]:
     if not isinstance(uri, str):
         raise InvalidRequestError(f"{field} must be a file URI string, got {uri!r}")
-    path = workspace_path(root, uri)
-    if path is None:
-        raise InvalidRequestError(f"{field} {uri} is not a file inside the workspace folder {root}")
-    return path
+    found = innermost_folder(roots, uri)
+    if found is None:
+        where = f"the workspace folder {roots[0]}" if len(roots) == 1 else "any workspace folder"
+        raise InvalidRequestError(f"{field} {uri} is not a file inside {where}")
+    return found
 
 
 def expand_id(params: Any) -> str:
@@ -134,7 +156,7 @@ def expand_id(params: Any) -> str:
 
 
 def node_to_wire(node: NodeDetail) -> WireNode:
-    return {
+    wire: WireNode = {
         "id": node.id,
         "kind": node.kind,
         "name": node.name,
@@ -150,16 +172,34 @@ def node_to_wire(node: NodeDetail) -> WireNode:
         "tokens": node.tokens,
         "warnings": [{"code": w.code, "nodeId": w.node_id, "message": w.message} for w in node.warnings],
     }
+    if node.workspace_folder is not None:
+        wire["workspaceFolder"] = node.workspace_folder
+    return wire
 
 
-def reindex_to_wire(report: IndexReport) -> ReindexResult:
+def reindex_to_wire(reports: Sequence[IndexReport]) -> ReindexResult:
+    """The re-index of one or more folders: counts add up; they ran side by side, so the time is
+    the longest one's."""
     return {
-        "filesTotal": report.files_total,
-        "filesParsed": report.files_parsed,
-        "filesUnchanged": report.files_unchanged,
-        "filesDeleted": report.files_deleted,
-        "seconds": round(report.seconds, 3),
+        "filesTotal": sum(report.files_total for report in reports),
+        "filesParsed": sum(report.files_parsed for report in reports),
+        "filesUnchanged": sum(report.files_unchanged for report in reports),
+        "filesDeleted": sum(report.files_deleted for report in reports),
+        "seconds": round(max((report.seconds for report in reports), default=0.0), 3),
     }
+
+
+def aggregate_status(counts: Sequence[StatusCounts]) -> StatusCounts:
+    """The status of several folders as one: indexing while any is, counts summed, and every
+    folder's open error (which makes the state "failed")."""
+    errors = [count.error for count in counts if count.error]
+    return StatusCounts(
+        indexing=any(count.indexing for count in counts),
+        files_done=sum(count.files_done for count in counts),
+        files_total=sum(count.files_total for count in counts),
+        pending_files=sum(count.pending_files for count in counts),
+        error="; ".join(errors) if errors else None,
+    )
 
 
 def status_to_wire(counts: StatusCounts) -> IndexStatus:

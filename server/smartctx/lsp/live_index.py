@@ -1,9 +1,9 @@
-"""The live index of one workspace folder: background indexing, coalesced updates, queries.
+"""The live index of one workspace folder: background indexing, coalesced updates, snapshots.
 
 Threads, not the event loop, do all the work. One indexing thread owns the store: SQLite's write
 connection must stay on the thread that opened it, and a single writer also serialises every
-change. Queries run on a small pool, each on its own read-only snapshot, so they are answered from
-whatever is committed, even while the first index runs.
+change. Queries (workspace.py) run on a small pool, each on its own read-only snapshot, so they are
+answered from whatever is committed, even while the first index runs.
 
 Freshness: a :class:`Watcher` (its own thread) feeds changed paths into the same queue as saves and
 ``workspace/didChangeWatchedFiles``. Its watches are placed before the first index scans, so a change
@@ -18,22 +18,15 @@ from __future__ import annotations
 import logging
 import threading
 import time
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable
 from concurrent.futures import Future, ThreadPoolExecutor
-from dataclasses import replace
 from pathlib import Path
 
-from smartctx.core.context import ContextOptions, ContextPack, ContextRequest, NodeDetail, SymbolSummary
-from smartctx.core.history import FileSpans
-from smartctx.core.tokens import TokenCounter
 from smartctx.history.changes import GitHistory
 from smartctx.indexing.indexer import IndexConfig, Indexer, IndexReport
-from smartctx.indexing.sources import WorkspaceSources
 from smartctx.indexing.watcher import Watcher
 from smartctx.lsp.convert import StatusCounts
 from smartctx.lsp.tasks import BackgroundTasks
-from smartctx.retrieval.pipeline import build_context
-from smartctx.retrieval.symbols import expand_node, symbol_at
 from smartctx.store.database import IndexUnavailableError
 from smartctx.store.index_store import IndexStore
 from smartctx.store.snapshot import IndexSnapshot
@@ -42,12 +35,9 @@ from smartctx.store.snapshot import IndexSnapshot
 STATUS_INTERVAL_S = 0.25
 # Opening the index takes milliseconds; a query that arrives before it waits this long at most.
 OPEN_WAIT_S = 30.0
-QUERY_THREADS = 2
 # Graph scores are recomputed once updates have been quiet this long: on django a recompute takes
 # about a second on the index thread, which a save arriving meanwhile would have to wait for.
 SCORES_QUIET_S = 2.0
-# The tokenizer that counts an expanded node's tokens (a pack's own default).
-DEFAULT_TOKENIZER = ContextOptions().tokenizer
 
 log = logging.getLogger(__name__)
 
@@ -74,9 +64,6 @@ class LiveIndex:
         self._tasks = tasks
         self._index_thread = ThreadPoolExecutor(max_workers=1, thread_name_prefix="smartctx-index")
         self._watch_thread = ThreadPoolExecutor(max_workers=1, thread_name_prefix="smartctx-watch")
-        self._query_threads = ThreadPoolExecutor(
-            max_workers=QUERY_THREADS, thread_name_prefix="smartctx-query"
-        )
         self._lock = threading.Lock()
         self._stop = threading.Event()
         self._opened = threading.Event()
@@ -86,7 +73,6 @@ class LiveIndex:
         self._config = IndexConfig()
         self._watcher: Watcher | None = None
         self._index_path: Path | None = None
-        self._counters: dict[str, TokenCounter] = {}
         # Git "why" breadcrumbs, cached per file content for the life of the server.
         self.history = GitHistory(root)
         # Guarded by _lock: what the index thread is doing and what waits for it.
@@ -101,10 +87,6 @@ class LiveIndex:
         # Bumped by every drain; a scores recompute scheduled by an older drain is skipped.
         self._scores_generation = 0
         self._last_status_s = 0.0
-
-    @property
-    def query_threads(self) -> ThreadPoolExecutor:
-        return self._query_threads
 
     def start(self) -> None:
         """Open the index and bring it up to date with the folder, in the background."""
@@ -155,48 +137,6 @@ class LiveIndex:
         with self._lock:
             return self._counts()
 
-    def query(
-        self, request: ContextRequest, overlays: Mapping[str, bytes], should_cancel: Callable[[], bool]
-    ) -> ContextPack:
-        """Build a pack from what is committed now; runs on a query thread, never the event loop."""
-        counter = self._counter(request.options.tokenizer)
-        with self._snapshot() as snapshot:
-            return build_context(
-                request,
-                snapshot,
-                counter,
-                WorkspaceSources(self.root, overlays),
-                history=self.history,
-                pending_files=self.status().pending_files,
-                should_cancel=should_cancel,
-            )
-
-    def expand(self, wire_id: str, overlays: Mapping[str, bytes]) -> NodeDetail:
-        """One node in full, as ``smartctx/expand`` answers it; runs on a query thread."""
-        with self._snapshot() as snapshot:
-            return expand_node(
-                snapshot, WorkspaceSources(self.root, overlays), self._counter(DEFAULT_TOKENIZER), wire_id
-            )
-
-    def symbol_at(
-        self, path: str, line: int, word: str, overlays: Mapping[str, bytes]
-    ) -> SymbolSummary | None:
-        """What a hover over ``word`` on 1-based ``line`` of ``path`` shows, with the latest change
-        of its lines when git knows one; runs on a query thread."""
-        with self._snapshot() as snapshot:
-            symbol = symbol_at(snapshot, path, line, word)
-        if symbol is None:
-            return None
-        content = WorkspaceSources(self.root, overlays).read(symbol.file_path)
-        if content is None:
-            return symbol
-        span = (symbol.file_path, symbol.start_line, symbol.end_line)
-        # The first hover over a long-lived file waits for its blame (seconds on django's largest
-        # files); every later hover over that file's content is answered from the history's cache.
-        answer = self.history.recent_changes([FileSpans(span[0], content, (span[1:],))], None, 1)
-        latest = answer.changes.get(span, ())
-        return replace(symbol, latest_change=latest[0]) if latest else symbol
-
     def close(self) -> None:
         """Stop watching, stop indexing at the next file, close the store on its own thread, release
         the threads."""
@@ -209,10 +149,10 @@ class LiveIndex:
         self._tasks.keep(f"closing the index of {self.root}", closing)
         self._index_thread.shutdown(wait=False, cancel_futures=False)
         self._watch_thread.shutdown(wait=False, cancel_futures=True)
-        self._query_threads.shutdown(wait=False, cancel_futures=True)
 
-    def _snapshot(self) -> IndexSnapshot:
-        """A snapshot of what is committed now, once the index is open (waiting briefly for that)."""
+    def snapshot(self) -> IndexSnapshot:
+        """A snapshot of what is committed now, once the index is open (waiting briefly for that).
+        Queries read it on a query thread, never the event loop."""
         if not self._opened.wait(OPEN_WAIT_S) or self._index_path is None:
             raise IndexNotAvailableError(self._open_error or "the index is still being opened; try again")
         return IndexSnapshot(self._index_path)
@@ -384,15 +324,6 @@ class LiveIndex:
     def _counts(self) -> StatusCounts:
         pending = (self._total - self._done if self._busy else 0) + len(self._queued)
         return StatusCounts(self._busy, self._done, self._total, pending, self._open_error)
-
-    def _counter(self, tokenizer: str) -> TokenCounter:
-        with self._lock:
-            counter = self._counters.get(tokenizer)
-        if counter is None:
-            counter = TokenCounter(tokenizer)
-            with self._lock:
-                self._counters.setdefault(tokenizer, counter)
-        return counter
 
     def _close_store(self) -> None:
         if self._store is not None:

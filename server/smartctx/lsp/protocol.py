@@ -8,7 +8,19 @@ from __future__ import annotations
 
 from typing import Any, Literal, TypedDict
 
+# Multi-root workspaces: every workspace folder has its own index, and a pack ranks in all of them
+# within one budget. With more than one folder, every item of a pack (bodies, summaries,
+# ``impact.target``) and every expanded node gains ``workspaceFolder``, the URI of the folder its
+# ``filePath`` and ``citation`` are relative to; every id (items, subgraph, warnings, impact, the
+# hover's command link) starts with the folder's name, ``<name>/<path>::<Qualified.name>``, which
+# ``smartctx/expand`` accepts; and the pack text cites ``<name>/<path>:<start>-<end>``. The name is
+# the client's folder name with ``/`` replaced by ``-``, and ``-2``, ``-3``… added to repeats. A
+# folder whose index cannot be opened is left out of packs with a ``folder-unavailable`` warning.
+# With one folder none of this appears: the output is the single-folder output.
 CONTEXT_FOR_TASK = "smartctx/contextForTask"
+# The notification and the request answer for the whole workspace: "failed" if any folder's index
+# could not be opened (``message`` joins their reasons), else "indexing" while any folder is
+# indexing, else "ready"; the counts are sums over the folders. Adding or removing a folder sends one.
 INDEX_STATUS = "smartctx/indexStatus"
 # ``{id}`` (the ``id`` of a pack item) -> :class:`WireNode`. An id that names no indexed definition
 # is InvalidParams; a definition whose file changed so that it cannot be found again answers
@@ -43,9 +55,11 @@ OPTION_FIELDS = {
 # (from the range JSON-RPC leaves to servers); the message says why.
 INDEX_UNAVAILABLE_CODE = -32010
 
-# ``workspace/executeCommand`` with this command (no arguments) reconciles the whole workspace
-# folder with its index, as at start-up: only changed files are parsed, ignore rules are read again.
-# The request is answered when the reconcile ends, with :class:`ReindexResult`; indexStatus
+# ``workspace/executeCommand`` with this command (no arguments) reconciles every workspace folder
+# with its index, as at start-up: only changed files are parsed, ignore rules are read again. One
+# argument, a folder's name or URI, reconciles that folder only. The request is answered when the
+# reconciles end, with :class:`ReindexResult` (counts summed; ``seconds`` of the longest, as the
+# folders are reconciled side by side); indexStatus
 # notifications report its progress meanwhile, and requests are answered from the index throughout.
 # Cancelling the request does not stop the reconcile.
 REINDEX_COMMAND = "smartctx.reindex"
@@ -92,7 +106,7 @@ class WireWarning(TypedDict):
     message: str
 
 
-class WireNode(TypedDict):
+class _WireNode(TypedDict):
     """One definition in full: a pack's body item without the ranking, plus signature and doc.
 
     ``source`` is the definition's text now (the editor's unsaved buffer if open, secrets
@@ -114,6 +128,11 @@ class WireNode(TypedDict):
     source: str
     tokens: int
     warnings: list[WireWarning]
+
+
+class WireNode(_WireNode, total=False):
+    # The URI of the workspace folder ``filePath`` is relative to; only when the server has several.
+    workspaceFolder: str
 
 
 class ReindexResult(TypedDict):
@@ -189,8 +208,9 @@ class WireSettings(TypedDict, total=False):
     """``initializationOptions`` and ``workspace/didChangeConfiguration`` ``settings``: every key is
     optional; a missing or null key means the default, an invalid one a warning and the default."""
 
-    # Where the index lives, usually the client's workspace storage folder (default: the user
-    # cache folder, as for the CLI). Read at start-up only; a change needs a restart.
+    # The folder the indexes live in, usually the client's workspace storage folder: each workspace
+    # folder's index is a sub-folder ``<folder name>-<hash of its path>`` (default: the user cache
+    # folder, keyed the same way, as for the CLI). Read at start-up only; a change needs a restart.
     indexDir: str
     # How long typing must pause before an unsaved buffer is indexed (0 to 10000, default 150).
     bufferDebounceMs: int

@@ -5,21 +5,20 @@ routes them: indexing runs on the index thread and packing on query threads (see
 Unsaved editor buffers are packed as they are and indexed once typing pauses, so a pack finds and
 quotes what the user sees.
 
-This slice serves the first workspace folder only; further folders are logged and ignored.
+Every workspace folder has its own live index (workspace.py); folders come and go with
+``workspace/didChangeWorkspaceFolders``, and each per-URI message goes to the folder holding the URI.
 """
 
 from __future__ import annotations
 
 import asyncio
 import logging
-import os
 import threading
 import uuid
 from collections.abc import Callable, Iterator
 from concurrent.futures import Future
 from contextlib import contextmanager
 from importlib.metadata import version
-from pathlib import Path
 from typing import Any, TypeVar
 
 import cattrs
@@ -42,15 +41,14 @@ from smartctx.core.context import ContextPack, ContextRequest, InvalidRequestErr
 from smartctx.lsp.client_log import ClientLogHandler
 from smartctx.lsp.convert import (
     StatusCounts,
-    context_request,
+    context_requests,
     expand_id,
     node_to_wire,
     reindex_to_wire,
     status_to_wire,
-    workspace_path,
 )
 from smartctx.lsp.hover import hover_markdown
-from smartctx.lsp.live_index import IndexNotAvailableError, LiveIndex
+from smartctx.lsp.live_index import IndexNotAvailableError
 from smartctx.lsp.protocol import (
     CONTEXT_FOR_TASK,
     EXPAND,
@@ -63,6 +61,7 @@ from smartctx.lsp.protocol import (
 )
 from smartctx.lsp.settings import Settings, apply_changed_settings, parse_settings
 from smartctx.lsp.tasks import BackgroundTasks
+from smartctx.lsp.workspace import Folder, Workspace
 from smartctx.output.pack_json import pack_to_wire
 from smartctx.retrieval.pipeline import CancelledError as PipelineCancelledError
 
@@ -105,18 +104,17 @@ def json_converter() -> cattrs.Converter:
 
 
 class SmartctxServer(LanguageServer):
-    """Server state: settings, the live index of the workspace folder, unsaved buffers."""
+    """Server state: settings, the workspace folders with their live indexes and unsaved buffers."""
 
     def __init__(self) -> None:
         super().__init__("smartctx", version("smartctx"), converter_factory=json_converter)
         self.tasks = BackgroundTasks()
         self.settings = Settings()
-        self.index: LiveIndex | None = None
-        # Workspace-relative path -> unsaved buffer text. Replaced on every change, never mutated, so a
-        # query running on another thread keeps the consistent view it started with.
-        self.overlays: dict[str, bytes] = {}
-        # Per path, the pending re-index of its buffer; each change restarts the wait.
+        self.folders: Workspace | None = None
+        # Per document URI, the pending re-index of its buffer; each change restarts the wait.
         self._buffer_timers: dict[str, asyncio.TimerHandle] = {}
+        # Each folder's last reported status, by folder URI: a notification aggregates these.
+        self._reported: dict[str, StatusCounts] = {}
         self._progress_token: str | None = None
         self._client_log: ClientLogHandler | None = None
 
@@ -124,26 +122,46 @@ class SmartctxServer(LanguageServer):
         self.settings, warnings = parse_settings(params.initialization_options, "initializationOptions")
         self._forward_logs()
         self.warn_user(warnings)
-        folders = [folder.uri for folder in params.workspace_folders or []]
-        if len(folders) > 1:
-            log.warning("only the first workspace folder is indexed for now; ignoring %s", folders[1:])
-        uri = folders[0] if folders else params.root_uri
-        fs_path = to_fs_path(uri) if uri else params.root_path
-        if not fs_path or not Path(fs_path).is_dir():
-            log.warning("no workspace folder to index (rootUri %s); requests will fail", uri)
-            return
         loop = asyncio.get_running_loop()
 
-        def on_status(counts: StatusCounts) -> None:
-            # Called on the index thread: hand the notification to the event loop.
+        def on_status(uri: str, counts: StatusCounts) -> None:
+            # Called on an index thread: hand the notification to the event loop.
             try:
-                loop.call_soon_threadsafe(self.publish_status, counts)
+                loop.call_soon_threadsafe(self.publish_status, uri, counts)
             except RuntimeError:
                 log.debug("the event loop has closed; status not sent")
 
-        root = Path(os.path.realpath(fs_path))
-        self.index = LiveIndex(root, self.settings.index_dir, on_status, self.tasks)
-        log.info("workspace %s, index in %s", root, self.settings.index_dir or "the user cache folder")
+        self.folders = Workspace(self.settings.index_dir, on_status, self.tasks)
+        given = [(folder.uri, folder.name) for folder in params.workspace_folders or []]
+        if not given and params.root_uri:
+            given = [(params.root_uri, "")]
+        for uri, name in given:
+            self._add_folder(uri, name)
+        if not self.folders.folders:
+            log.warning("no workspace folder to index (rootUri %s); requests will fail", params.root_uri)
+
+    def _add_folder(self, uri: str, name: str) -> Folder | None:
+        fs_path = to_fs_path(uri) if uri.startswith("file:") else None
+        if self.folders is None or fs_path is None:
+            log.warning("workspace folder %s is not a file: URI; it is not indexed", uri)
+            return None
+        return self.folders.add(uri, fs_path, name)
+
+    def change_folders(self, event: types.WorkspaceFoldersChangeEvent) -> None:
+        """Close removed folders, and start indexing added ones in the background."""
+        workspace = self.require_workspace()
+        for removed in event.removed:
+            folder = workspace.remove(removed.uri)
+            if folder is not None:
+                self._reported.pop(folder.uri, None)
+                for uri in [uri for uri in self._buffer_timers if workspace.folder_of(uri) is None]:
+                    self._cancel_buffer_timer(uri)
+        for added in event.added:
+            folder = self._add_folder(added.uri, added.name)
+            if folder is not None:
+                folder.index.start()
+        if event.removed and workspace.folders:
+            self.protocol.notify(INDEX_STATUS, status_to_wire(workspace.status(self._reported)))
 
     def change_settings(self, raw: Any) -> None:
         self.settings, warnings = apply_changed_settings(self.settings, raw)
@@ -178,10 +196,10 @@ class SmartctxServer(LanguageServer):
             logging.getLogger(SMARTCTX_LOGGER).removeHandler(self._client_log)
             self._client_log = None
 
-    def require_index(self) -> LiveIndex:
-        if self.index is None:
+    def require_workspace(self) -> Workspace:
+        if self.folders is None or not self.folders.folders:
             raise JsonRpcInvalidParams("no workspace folder is open; start the server with a rootUri")
-        return self.index
+        return self.folders
 
     async def begin_progress(self) -> None:
         """Open a work-done progress for the first index, when the client can show one."""
@@ -199,8 +217,13 @@ class SmartctxServer(LanguageServer):
         )
         self._progress_token = token
 
-    def publish_status(self, counts: StatusCounts) -> None:
-        """On the event loop: the indexStatus notification, and the progress of the first index."""
+    def publish_status(self, uri: str, reported: StatusCounts) -> None:
+        """On the event loop: the indexStatus notification (every folder's status as one, with the
+        one that changed as it reported it), and the progress of the first index."""
+        if self.folders is None or self.folders.folder_named(uri) is None:
+            return
+        self._reported[uri] = reported
+        counts = self.folders.status(self._reported)
         self.protocol.notify(INDEX_STATUS, status_to_wire(counts))
         token = self._progress_token
         if token is None:
@@ -216,48 +239,54 @@ class SmartctxServer(LanguageServer):
             self._progress_token = None
 
     def buffer_changed(self, uri: str) -> None:
-        """Pack the buffer as it is now, and index it once typing pauses (on the index thread)."""
-        path = self._path_in_workspace(uri)
-        if path is None:
+        """Pack the buffer as it is now, and index it once typing pauses (on its folder's index thread)."""
+        found = self._folder_of(uri)
+        if found is None:
             return
+        folder, path = found
         text = self.workspace.get_text_document(uri).source
-        self.overlays = {**self.overlays, path: text.encode("utf-8")}
-        self._cancel_buffer_timer(path)
+        folder.overlays = {**folder.overlays, path: text.encode("utf-8")}
+        self._cancel_buffer_timer(uri)
         loop = asyncio.get_running_loop()
-        self._buffer_timers[path] = loop.call_later(self.settings.buffer_debounce_s, self._index_buffer, path)
+        self._buffer_timers[uri] = loop.call_later(self.settings.buffer_debounce_s, self._index_buffer, uri)
 
     def buffer_closed(self, uri: str) -> None:
         """Pack and index the file from disk again."""
-        path = self._path_in_workspace(uri)
-        if path is None:
+        found = self._folder_of(uri)
+        if found is None:
             return
-        self._cancel_buffer_timer(path)
-        self.overlays = {key: value for key, value in self.overlays.items() if key != path}
-        if self.index is not None:
-            self.index.close_buffer(path)
+        folder, path = found
+        self._cancel_buffer_timer(uri)
+        folder.overlays = {key: value for key, value in folder.overlays.items() if key != path}
+        folder.index.close_buffer(path)
 
-    def _index_buffer(self, path: str) -> None:
-        self._buffer_timers.pop(path, None)
-        text = self.overlays.get(path)
-        if text is not None and self.index is not None:
-            self.index.update_buffer(path, text)
+    def _index_buffer(self, uri: str) -> None:
+        self._buffer_timers.pop(uri, None)
+        found = self._folder_of(uri)
+        if found is None:
+            return
+        folder, path = found
+        text = folder.overlays.get(path)
+        if text is not None:
+            folder.index.update_buffer(path, text)
 
-    def _cancel_buffer_timer(self, path: str) -> None:
-        timer = self._buffer_timers.pop(path, None)
+    def _cancel_buffer_timer(self, uri: str) -> None:
+        timer = self._buffer_timers.pop(uri, None)
         if timer is not None:
             timer.cancel()
 
     def reindex_from_disk(self, uri: str) -> None:
-        path = self._path_in_workspace(uri)
-        if path is not None and self.index is not None:
-            self.index.schedule_update([path])
+        found = self._folder_of(uri)
+        if found is not None:
+            folder, path = found
+            folder.index.schedule_update([path])
 
-    async def build_pack(self, request: ContextRequest) -> ContextPack:
+    async def build_pack(self, folders: tuple[Folder, ...], requests: list[ContextRequest]) -> ContextPack:
         """Run the pipeline on a query thread; a ``$/cancelRequest`` stops it at the next stage."""
-        index = self.require_index()
+        workspace = self.require_workspace()
         cancelled = threading.Event()
         return await self.on_query_thread(
-            lambda: index.query(request, self.overlays, cancelled.is_set), cancelled
+            lambda: workspace.context(folders, requests, cancelled.is_set), cancelled
         )
 
     async def on_query_thread(self, call: Callable[[], T], cancelled: threading.Event | None = None) -> T:
@@ -266,7 +295,7 @@ class SmartctxServer(LanguageServer):
         A cancelled request sets ``cancelled`` (for work that checks it) and keeps the abandoned
         future, so a failure after the answer is still logged.
         """
-        future = self.require_index().query_threads.submit(call)
+        future = self.require_workspace().query_threads.submit(call)
         try:
             return await asyncio.wrap_future(future)
         except asyncio.CancelledError:
@@ -283,18 +312,18 @@ class SmartctxServer(LanguageServer):
         except NodeChangedError as error:
             raise JsonRpcContentModified(str(error)) from None
 
-    def word_at(self, uri: str, position: types.Position) -> tuple[str, int, str] | None:
-        """The workspace path, 1-based line and identifier under the cursor, if there is one."""
-        path = self._path_in_workspace(uri)
-        if path is None:
+    def word_at(self, uri: str, position: types.Position) -> tuple[Folder, str, int, str] | None:
+        """The folder, its path, 1-based line and identifier under the cursor, if there is one."""
+        found = self._folder_of(uri)
+        if found is None:
             return None
         word = self.workspace.get_text_document(uri).word_at_position(position)
-        return (path, position.line + 1, word) if word else None
+        return (*found, position.line + 1, word) if word else None
 
     def close_index(self) -> None:
-        if self.index is not None:
-            self.index.close()
-            self.index = None
+        if self.folders is not None:
+            self.folders.close()
+            self.folders = None
 
     def _keep_abandoned(self, future: Future[Any]) -> None:
         """A cancelled request's work may still be running: keep it so its failure is seen."""
@@ -306,13 +335,8 @@ class SmartctxServer(LanguageServer):
 
         future.add_done_callback(finished)
 
-    def _path_in_workspace(self, uri: str) -> str | None:
-        if self.index is None:
-            return None
-        path = workspace_path(self.index.root, uri)
-        if path is None:
-            log.debug("ignoring %s: not inside the workspace folder", uri)
-        return path
+    def _folder_of(self, uri: str) -> tuple[Folder, str] | None:
+        return None if self.folders is None else self.folders.folder_of(uri)
 
 
 def _message_type(level: int) -> types.MessageType:
@@ -332,9 +356,16 @@ def build_server() -> SmartctxServer:
 
     @server.feature(types.INITIALIZED)
     async def initialized(ls: SmartctxServer, params: types.InitializedParams) -> None:
-        if ls.index is not None:
+        if ls.folders is not None and ls.folders.folders:
             await ls.begin_progress()
-            ls.index.start()
+            for folder in ls.folders.folders:
+                folder.index.start()
+
+    @server.feature(types.WORKSPACE_DID_CHANGE_WORKSPACE_FOLDERS)
+    def did_change_workspace_folders(
+        ls: SmartctxServer, params: types.DidChangeWorkspaceFoldersParams
+    ) -> None:
+        ls.change_folders(params.event)
 
     @server.feature(types.SHUTDOWN)
     def shutdown(ls: SmartctxServer, params: None) -> None:
@@ -343,10 +374,10 @@ def build_server() -> SmartctxServer:
 
     @server.feature(CONTEXT_FOR_TASK)
     async def context_for_task(ls: SmartctxServer, params: Any) -> dict[str, Any]:
-        index = ls.require_index()
+        folders = ls.require_workspace().folders
         with invalid_params():
-            request = context_request(params, index.root, ls.settings.context_defaults)
-        pack = await ls.build_pack(request)
+            requests = context_requests(params, [f.root for f in folders], ls.settings.context_defaults)
+        pack = await ls.build_pack(folders, requests)
         log.info(
             "contextForTask: %d bodies, %d summaries, %d tokens, %.0f ms",
             len(pack.bodies),
@@ -360,38 +391,50 @@ def build_server() -> SmartctxServer:
     async def expand(ls: SmartctxServer, params: Any) -> WireNode:
         with invalid_params():
             wire_id = expand_id(params)
-        index = ls.require_index()
-        detail = await ls.on_query_thread(lambda: index.expand(wire_id, ls.overlays))
+        workspace = ls.require_workspace()
+        folders = workspace.folders
+        detail = await ls.on_query_thread(lambda: workspace.expand(folders, wire_id))
         return node_to_wire(detail)
 
     @server.feature(types.TEXT_DOCUMENT_HOVER)
     async def hover(ls: SmartctxServer, params: types.HoverParams) -> types.Hover | None:
         target = ls.word_at(params.text_document.uri, params.position)
-        if target is None or ls.index is None or not ls.settings.hover:
+        if target is None or ls.folders is None or not ls.settings.hover:
             return None
-        index = ls.index
-        overlays = ls.overlays
-        symbol = await ls.on_query_thread(lambda: index.symbol_at(*target, overlays))
+        workspace, (folder, path, line, word) = ls.folders, target
+        symbol = await ls.on_query_thread(lambda: workspace.symbol_at(folder, path, line, word))
         if symbol is None:
             return None
         markdown = types.MarkupContent(
-            kind=types.MarkupKind.Markdown, value=hover_markdown(symbol, index.root)
+            kind=types.MarkupKind.Markdown, value=hover_markdown(symbol, folder.root)
         )
         return types.Hover(contents=markdown)
 
     @server.command(REINDEX_COMMAND)
-    async def reindex(ls: SmartctxServer) -> ReindexResult:
+    async def reindex(ls: SmartctxServer, *arguments: Any) -> ReindexResult:
+        workspace = ls.require_workspace()
+        folders = workspace.folders
+        if arguments:
+            chosen = workspace.folder_named(arguments[0]) if len(arguments) == 1 else None
+            if chosen is None:
+                names = ", ".join(f"{folder.name} ({folder.uri})" for folder in folders)
+                raise JsonRpcInvalidParams(
+                    f"{REINDEX_COMMAND} takes no argument or one workspace folder name or URI, "
+                    f"one of: {names}; got {list(arguments)!r}"
+                )
+            folders = (chosen,)
         try:
-            report = await asyncio.wrap_future(ls.require_index().reindex())
+            reports = await asyncio.gather(*(asyncio.wrap_future(f) for f in workspace.reindex(folders)))
         except IndexNotAvailableError as error:
             raise IndexUnavailableResponse(str(error)) from None
-        if report is None:
+        done = [report for report in reports if report is not None]
+        if len(done) < len(reports):
             raise JsonRpcRequestCancelled("the server is shutting down; the re-index stopped")
-        return reindex_to_wire(report)
+        return reindex_to_wire(done)
 
     @server.feature(INDEX_STATUS)
     def index_status(ls: SmartctxServer, params: Any) -> IndexStatus:
-        return status_to_wire(ls.require_index().status())
+        return status_to_wire(ls.require_workspace().status())
 
     @server.feature(types.WORKSPACE_DID_CHANGE_CONFIGURATION)
     def did_change_configuration(ls: SmartctxServer, params: types.DidChangeConfigurationParams) -> None:

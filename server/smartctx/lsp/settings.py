@@ -33,7 +33,8 @@ CLIENT_LOG_LEVELS = {
 class Settings:
     """Every setting with its default; the camelCase wire names are in protocol.py."""
 
-    # Where the index lives, usually the client's workspace storage folder; None: the user cache.
+    # The parent of every workspace folder's index, usually the client's workspace storage folder;
+    # None: the user cache.
     index_dir: Path | None = None
     # How long typing must pause before an unsaved buffer is indexed.
     buffer_debounce_ms: int = 150

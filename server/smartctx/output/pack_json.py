@@ -15,39 +15,45 @@ def pack_to_wire(pack: ContextPack) -> dict[str, Any]:
     wire = {
         "taskDescription": pack.task_description,
         "bodies": [
-            {
-                "id": body.id,
-                "kind": body.kind,
-                "name": body.name,
-                "qualifiedName": body.qualified_name,
-                "language": body.language,
-                "filePath": body.file_path,
-                "startLine": body.start_line,
-                "endLine": body.end_line,
-                "citation": body.citation,
-                "score": body.score,
-                "scoreParts": body.score_parts,
-                "source": body.source,
-                "tokens": body.tokens,
-                "recentPRs": [_change_to_wire(change) for change in body.recent_prs],
-            }
+            _with_folder(
+                {
+                    "id": body.id,
+                    "kind": body.kind,
+                    "name": body.name,
+                    "qualifiedName": body.qualified_name,
+                    "language": body.language,
+                    "filePath": body.file_path,
+                    "startLine": body.start_line,
+                    "endLine": body.end_line,
+                    "citation": body.citation,
+                    "score": body.score,
+                    "scoreParts": body.score_parts,
+                    "source": body.source,
+                    "tokens": body.tokens,
+                    "recentPRs": [_change_to_wire(change) for change in body.recent_prs],
+                },
+                body.workspace_folder,
+            )
             for body in pack.bodies
         ],
         "summaries": [
-            {
-                "id": summary.id,
-                "kind": summary.kind,
-                "name": summary.name,
-                "qualifiedName": summary.qualified_name,
-                "filePath": summary.file_path,
-                "startLine": summary.start_line,
-                "endLine": summary.end_line,
-                "citation": summary.citation,
-                "signature": summary.signature,
-                "doc": summary.doc,
-                "score": summary.score,
-                "tokens": summary.tokens,
-            }
+            _with_folder(
+                {
+                    "id": summary.id,
+                    "kind": summary.kind,
+                    "name": summary.name,
+                    "qualifiedName": summary.qualified_name,
+                    "filePath": summary.file_path,
+                    "startLine": summary.start_line,
+                    "endLine": summary.end_line,
+                    "citation": summary.citation,
+                    "signature": summary.signature,
+                    "doc": summary.doc,
+                    "score": summary.score,
+                    "tokens": summary.tokens,
+                },
+                summary.workspace_folder,
+            )
             for summary in pack.summaries
         ],
         "subgraph": {
@@ -77,6 +83,14 @@ def pack_to_wire(pack: ContextPack) -> dict[str, Any]:
     return wire
 
 
+def _with_folder(item: dict[str, Any], workspace_folder: str | None) -> dict[str, Any]:
+    """A pack that spans several workspace folders says which one each item's path is relative to;
+    a single-folder pack stays as it always was."""
+    if workspace_folder is not None:
+        item["workspaceFolder"] = workspace_folder
+    return item
+
+
 def _change_to_wire(change: RecentChange) -> dict[str, Any]:
     return {
         "pr": change.pr,
@@ -90,7 +104,9 @@ def _change_to_wire(change: RecentChange) -> dict[str, Any]:
 
 def _impact_to_wire(impact: ImpactSection) -> dict[str, Any]:
     return {
-        "target": {"id": impact.target_id, "citation": impact.target_citation},
+        "target": _with_folder(
+            {"id": impact.target_id, "citation": impact.target_citation}, impact.workspace_folder
+        ),
         "depth": impact.depth,
         "groups": {
             group: [

@@ -9,7 +9,7 @@ the next stage boundary.
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 
 from smartctx.core.context import (
@@ -22,10 +22,10 @@ from smartctx.core.context import (
     SubgraphEdge,
     Warning,
 )
-from smartctx.core.history import RecentChange
+from smartctx.core.history import ImpactSection, RecentChange
 from smartctx.core.tokens import TokenCounter
 from smartctx.retrieval.cite import cite
-from smartctx.retrieval.diversify import diversify
+from smartctx.retrieval.diversify import Selection, diversify
 from smartctx.retrieval.expand import Expansion, expand
 from smartctx.retrieval.history_lookup import impact_of, recent_changes
 from smartctx.retrieval.pack import node_id, pack
@@ -33,7 +33,7 @@ from smartctx.retrieval.query import ParsedTask, parse_task
 from smartctx.retrieval.score import ScoredNode, score
 from smartctx.retrieval.search import SearchResult, search
 from smartctx.retrieval.sources import ChangeHistory, SourceReader
-from smartctx.store.snapshot import IndexSnapshot
+from smartctx.store.snapshot import EdgeRow, IndexSnapshot, NodeRow
 
 MAX_TASK_CHARS = 100_000
 
@@ -74,6 +74,43 @@ def rank(
     return Ranking(task, found, expansion, ranked)
 
 
+class StageClock:
+    """Times the stages of one request and stops it at a stage boundary once it is cancelled.
+
+    A stage that runs more than once (once per workspace folder) adds up to one figure.
+    """
+
+    def __init__(self, should_cancel: Callable[[], bool] | None = None) -> None:
+        self.timings: dict[str, float] = {}
+        self._should_cancel = should_cancel
+        self._clock = time.perf_counter()
+
+    def __call__(self, name: str) -> None:
+        now = time.perf_counter()
+        self.timings[name] = round(self.timings.get(name, 0.0) + (now - self._clock) * 1000, 3)
+        self._clock = now
+        if self._should_cancel is not None and self._should_cancel():
+            raise CancelledError(f"cancelled after {name}")
+
+
+@dataclass(frozen=True)
+class Candidates:
+    """Everything ranked for a request, ready to select and pack, with what packing needs to read it.
+
+    ``nodes`` and ``edges`` are what expansion reached (for the subgraph); ``impact`` answers
+    includeImpact for a selection.
+    """
+
+    ranked: Sequence[ScoredNode]
+    named: frozenset[int]
+    nodes: Iterable[NodeRow]
+    edges: Iterable[EdgeRow]
+    sources: SourceReader
+    history: ChangeHistory | None
+    impact: Callable[[Selection], ImpactSection | None]
+    freshness: Freshness
+
+
 def build_context(
     request: ContextRequest,
     snapshot: IndexSnapshot,
@@ -86,25 +123,46 @@ def build_context(
 ) -> ContextPack:
     """``history`` answers includePRs; without it such a request gets a history-unavailable warning."""
     options = request.options
+    check_tokenizer(options, counter)
+    stage = StageClock(should_cancel)
+    ranking = rank(request.task, snapshot, options, request.focus, stage)
+    candidates = Candidates(
+        ranked=ranking.ranked,
+        named=ranking.found.named,
+        nodes=ranking.expansion.nodes.values(),
+        edges=ranking.expansion.edges,
+        sources=sources,
+        history=history,
+        impact=lambda selection: impact_of(snapshot, selection, options.impact_depth),
+        freshness=Freshness(
+            indexed_files=snapshot.stats_files(),
+            pending_files=pending_files,
+            last_update=snapshot.meta("last_indexed"),
+            git_head=snapshot.meta("git_head") or None,
+            dirty=None,
+        ),
+    )
+    return select_and_pack(request, candidates, counter, stage)
+
+
+def check_tokenizer(options: ContextOptions, counter: TokenCounter) -> None:
     if counter.name != options.tokenizer:
         raise InvalidRequestError(
             f"this request asks for tokenizer {options.tokenizer}, the counter is {counter.name}"
         )
-    timings: dict[str, float] = {}
-    clock = time.perf_counter()
 
-    def stage(name: str) -> None:
-        nonlocal clock
-        now = time.perf_counter()
-        timings[name] = round((now - clock) * 1000, 3)
-        clock = now
-        if should_cancel is not None and should_cancel():
-            raise CancelledError(f"cancelled after {name}")
 
-    ranking = rank(request.task, snapshot, options, request.focus, stage)
-    found, expansion, ranked = ranking.found, ranking.expansion, ranking.ranked
-    selection = diversify(ranked, options.ranked_cap, options.max_bodies, options.max_summaries, found.named)
+def select_and_pack(
+    request: ContextRequest, candidates: Candidates, counter: TokenCounter, stage: StageClock
+) -> ContextPack:
+    """Diversify → [history, impact] → pack → cite over ranked candidates, within one budget."""
+    options = request.options
+    ranked = candidates.ranked
+    selection = diversify(
+        ranked, options.ranked_cap, options.max_bodies, options.max_summaries, candidates.named
+    )
     stage("diversify")
+    sources, history = candidates.sources, candidates.history
     changes: dict[str, tuple[RecentChange, ...]] = {}
     history_warnings: list[Warning] = []
     if options.include_prs and options.include_blobs:
@@ -115,7 +173,7 @@ def build_context(
                 selection.bodies, sources, history, options.cutoff_time(), options.prs_per_node
             )
         stage("history")
-    impact = impact_of(snapshot, selection, options.impact_depth) if options.include_impact else None
+    impact = candidates.impact(selection) if options.include_impact else None
     if options.include_impact:
         stage("impact")
     packed = pack(
@@ -132,7 +190,7 @@ def build_context(
     warnings = [*history_warnings, *packed.warnings, *cite(packed.bodies, packed.summaries)]
     stage("cite")
     packed_ids = {item.id for item in packed.bodies} | {item.id for item in packed.summaries}
-    internal = {node.id: node_id(node) for node in expansion.nodes.values() if node_id(node) in packed_ids}
+    internal = {node.id: node_id(node) for node in candidates.nodes if node_id(node) in packed_ids}
     return ContextPack(
         task_description=request.task,
         bodies=tuple(packed.bodies),
@@ -142,7 +200,7 @@ def build_context(
             sorted(
                 {
                     SubgraphEdge(internal[e.src_id], internal[e.dst_id], e.kind)
-                    for e in expansion.edges
+                    for e in candidates.edges
                     if e.src_id in internal and e.dst_id in internal and e.src_id != e.dst_id
                 },
                 key=lambda e: (e.source, e.target, e.kind),
@@ -153,14 +211,8 @@ def build_context(
         trimmed=packed.trimmed,
         not_found=not ranked,
         tokenizer=counter.name,
-        timings_ms=timings,
-        freshness=Freshness(
-            indexed_files=snapshot.stats_files(),
-            pending_files=pending_files,
-            last_update=snapshot.meta("last_indexed"),
-            git_head=snapshot.meta("git_head") or None,
-            dirty=None,
-        ),
+        timings_ms=stage.timings,
+        freshness=candidates.freshness,
         warnings=tuple(warnings),
         text=packed.text,
         impact=packed.impact,

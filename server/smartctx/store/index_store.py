@@ -21,6 +21,12 @@ def default_index_dir(workspace_root: Path) -> Path:
     ``SMARTCTX_CACHE_DIR`` overrides the cache folder (tests and CI use it to stay hermetic).
     """
     base = Path(os.environ.get("SMARTCTX_CACHE_DIR") or platformdirs.user_cache_dir(APP_NAME))
+    return index_dir_in(base, workspace_root)
+
+
+def index_dir_in(base: Path, workspace_root: Path) -> Path:
+    """The index folder of ``workspace_root`` inside ``base``, keyed by the workspace path, so one
+    base folder can hold the indexes of several workspace folders."""
     digest = hashlib.sha256(str(workspace_root).encode("utf-8", "surrogateescape")).hexdigest()[:16]
     return base / f"{workspace_root.name or 'root'}-{digest}"
 

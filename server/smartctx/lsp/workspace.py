@@ -1,0 +1,263 @@
+"""The workspace folders the server indexes: one live index each, routing by URI, queries over all.
+
+Every folder has its own :class:`LiveIndex` (its own index folder, index thread and watcher), so a
+folder is added or removed at run time without touching the others. Per-URI work (buffers, saves,
+hovers) goes to the innermost folder that holds the URI. A context request ranks in every folder
+and packs once (retrieval/folders.py); with one folder it is exactly the single-folder pipeline.
+
+When there are several folders, every wire id carries its folder's name, ``<name>/<path>::<name>``,
+and every item its folder's URI in ``workspaceFolder``; names are the client's folder names, made
+unique and free of ``/``.
+
+Queries run on one pool shared by all folders, never on the event loop; they read the folder list
+and each folder's buffers as they were when the request arrived (both are replaced, never mutated).
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import threading
+from collections.abc import Callable, Sequence
+from concurrent.futures import Future, ThreadPoolExecutor
+from contextlib import ExitStack
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+
+from smartctx.core.context import (
+    ContextOptions,
+    ContextPack,
+    ContextRequest,
+    InvalidRequestError,
+    NodeDetail,
+    SymbolSummary,
+    Warning,
+)
+from smartctx.core.history import FileSpans, RecentChange
+from smartctx.core.tokens import TokenCounter
+from smartctx.indexing.indexer import IndexReport
+from smartctx.indexing.sources import WorkspaceSources
+from smartctx.lsp.convert import StatusCounts, aggregate_status, innermost_folder
+from smartctx.lsp.live_index import IndexNotAvailableError, LiveIndex
+from smartctx.lsp.tasks import BackgroundTasks
+from smartctx.retrieval.folders import FOLDER_SEPARATOR, FolderIndex, build_context_multi
+from smartctx.retrieval.pipeline import build_context
+from smartctx.retrieval.symbols import expand_node, symbol_at
+from smartctx.store.index_store import index_dir_in
+
+QUERY_THREADS = 2
+# The tokenizer that counts an expanded node's tokens (a pack's own default).
+DEFAULT_TOKENIZER = ContextOptions().tokenizer
+# A folder whose name is empty once made safe for ids.
+UNNAMED_FOLDER = "folder"
+
+log = logging.getLogger(__name__)
+
+FolderStatusListener = Callable[[str, StatusCounts], None]
+
+
+@dataclass
+class Folder:
+    """One workspace folder: its URI as the client sent it, its unique name, its live index."""
+
+    uri: str
+    name: str
+    index: LiveIndex
+    # Folder-relative path -> unsaved buffer text. Replaced on every change, never mutated, so a
+    # query running on another thread keeps the consistent view it started with.
+    overlays: dict[str, bytes] = field(default_factory=dict)
+
+    @property
+    def root(self) -> Path:
+        return self.index.root
+
+    def sources(self) -> WorkspaceSources:
+        return WorkspaceSources(self.root, self.overlays)
+
+
+class Workspace:
+    """The folders, in the order the client gave them, and the queries that read them."""
+
+    def __init__(
+        self, index_dir: Path | None, on_status: FolderStatusListener, tasks: BackgroundTasks
+    ) -> None:
+        # A parent folder: each workspace folder's index lives in a sub-folder keyed by its path.
+        self._index_dir = index_dir
+        self._on_status = on_status
+        self._tasks = tasks
+        self.folders: tuple[Folder, ...] = ()
+        self.query_threads = ThreadPoolExecutor(
+            max_workers=QUERY_THREADS, thread_name_prefix="smartctx-query"
+        )
+        self._lock = threading.Lock()
+        self._counters: dict[str, TokenCounter] = {}
+
+    @property
+    def several(self) -> bool:
+        return len(self.folders) > 1
+
+    def add(self, uri: str, fs_path: str, name: str) -> Folder | None:
+        """Open (not yet start) the index of a folder; None when it is no folder or already open."""
+        if not Path(fs_path).is_dir():
+            log.warning("workspace folder %s is not a folder; it is not indexed", uri)
+            return None
+        root = Path(os.path.realpath(fs_path))
+        if any(folder.uri == uri or folder.root == root for folder in self.folders):
+            return None
+        index_dir = None if self._index_dir is None else index_dir_in(self._index_dir, root)
+        index = LiveIndex(root, index_dir, lambda counts: self._on_status(uri, counts), self._tasks)
+        folder = Folder(uri, self._unique_name(name or root.name), index)
+        self.folders = (*self.folders, folder)
+        log.info(
+            "workspace folder %s (%s), index in %s", root, folder.name, index_dir or "the user cache folder"
+        )
+        return folder
+
+    def remove(self, uri: str) -> Folder | None:
+        """Close a folder's index; its items leave the next pack."""
+        removed = next((folder for folder in self.folders if folder.uri == uri), None)
+        if removed is not None:
+            self.folders = tuple(folder for folder in self.folders if folder is not removed)
+            removed.index.close()
+            log.info("workspace folder %s removed", removed.root)
+        return removed
+
+    def folder_of(self, uri: str) -> tuple[Folder, str] | None:
+        """The innermost folder holding a document URI, and the document's path inside it."""
+        folders = self.folders
+        found = innermost_folder([folder.root for folder in folders], uri)
+        if found is None:
+            log.debug("ignoring %s: not inside a workspace folder", uri)
+            return None
+        position, path = found
+        return folders[position], path
+
+    def folder_named(self, name_or_uri: str) -> Folder | None:
+        return next((f for f in self.folders if name_or_uri in (f.name, f.uri)), None)
+
+    def status(self, reported: dict[str, StatusCounts] | None = None) -> StatusCounts:
+        """Every folder's status as one; ``reported`` overrides a folder's current one by URI."""
+        known = reported or {}
+        return aggregate_status([known.get(folder.uri) or folder.index.status() for folder in self.folders])
+
+    def context(
+        self,
+        folders: Sequence[Folder],
+        requests: Sequence[ContextRequest],
+        should_cancel: Callable[[], bool],
+    ) -> ContextPack:
+        """One pack over ``folders`` (one request each, differing in focus); on a query thread.
+
+        With several folders, a folder whose index cannot be opened is left out with a
+        ``folder-unavailable`` warning; the request fails only when no folder can answer.
+        """
+        counter = self._counter(requests[0].options.tokenizer)
+        if len(folders) == 1:
+            folder = folders[0]
+            with folder.index.snapshot() as snapshot:
+                return build_context(
+                    requests[0],
+                    snapshot,
+                    counter,
+                    folder.sources(),
+                    history=folder.index.history,
+                    pending_files=folder.index.status().pending_files,
+                    should_cancel=should_cancel,
+                )
+        with ExitStack() as stack:
+            inputs: list[FolderIndex] = []
+            unavailable: list[Warning] = []
+            for folder, request in zip(folders, requests, strict=True):
+                try:
+                    snapshot = stack.enter_context(folder.index.snapshot())
+                except IndexNotAvailableError as error:
+                    unavailable.append(Warning("folder-unavailable", str(error)))
+                    continue
+                inputs.append(
+                    FolderIndex(
+                        name=folder.name,
+                        label=folder.uri,
+                        snapshot=snapshot,
+                        sources=folder.sources(),
+                        focus=request.focus,
+                        history=folder.index.history,
+                        pending_files=folder.index.status().pending_files,
+                    )
+                )
+            if not inputs:
+                raise IndexNotAvailableError("; ".join(warning.message for warning in unavailable))
+            pack = build_context_multi(requests[0], inputs, counter, should_cancel=should_cancel)
+        return replace(pack, warnings=(*unavailable, *pack.warnings))
+
+    def expand(self, folders: Sequence[Folder], wire_id: str) -> NodeDetail:
+        """One node in full, as ``smartctx/expand`` answers it; on a query thread."""
+        folder, local_id = self._route_id(folders, wire_id)
+        with folder.index.snapshot() as snapshot:
+            detail = expand_node(snapshot, folder.sources(), self._counter(DEFAULT_TOKENIZER), local_id)
+        if len(folders) == 1:
+            return detail
+        return replace(detail, id=folder.name + FOLDER_SEPARATOR + detail.id, workspace_folder=folder.uri)
+
+    def symbol_at(self, folder: Folder, path: str, line: int, word: str) -> SymbolSummary | None:
+        """What a hover over ``word`` on 1-based ``line`` of ``path`` shows, with the latest change
+        of its lines when git knows one; on a query thread."""
+        with folder.index.snapshot() as snapshot:
+            symbol = symbol_at(snapshot, path, line, word)
+        if symbol is None:
+            return None
+        symbol = replace(symbol, latest_change=_latest_change(folder, symbol))
+        if not self.several:
+            return symbol
+        return replace(symbol, id=folder.name + FOLDER_SEPARATOR + symbol.id)
+
+    def reindex(self, folders: Sequence[Folder]) -> list[Future[IndexReport | None]]:
+        return [folder.index.reindex() for folder in folders]
+
+    def close(self) -> None:
+        folders, self.folders = self.folders, ()
+        for folder in folders:
+            folder.index.close()
+        self.query_threads.shutdown(wait=False, cancel_futures=True)
+
+    def _route_id(self, folders: Sequence[Folder], wire_id: str) -> tuple[Folder, str]:
+        if len(folders) == 1:
+            return folders[0], wire_id
+        name, _, local_id = wire_id.partition(FOLDER_SEPARATOR)
+        folder = next((f for f in folders if f.name == name), None)
+        if folder is None:
+            names = ", ".join(f.name for f in folders)
+            raise InvalidRequestError(
+                f"id {wire_id!r} does not start with a workspace folder name ({names}): use the id of a pack "
+                f'item, like "{folders[0].name}/pkg/mod.py::Class.method"'
+            )
+        return folder, local_id
+
+    def _unique_name(self, wanted: str) -> str:
+        """The folder's name as an id prefix: without ``/``, and unique among the folders."""
+        base = wanted.replace(FOLDER_SEPARATOR, "-").replace("\\", "-").strip() or UNNAMED_FOLDER
+        taken = {folder.name for folder in self.folders}
+        name, suffix = base, 2
+        while name in taken:
+            name, suffix = f"{base}-{suffix}", suffix + 1
+        return name
+
+    def _counter(self, tokenizer: str) -> TokenCounter:
+        with self._lock:
+            counter = self._counters.get(tokenizer)
+        if counter is None:
+            counter = TokenCounter(tokenizer)
+            with self._lock:
+                self._counters.setdefault(tokenizer, counter)
+        return counter
+
+
+def _latest_change(folder: Folder, symbol: SymbolSummary) -> RecentChange | None:
+    """The newest change of the definition's lines. The first hover over a long-lived file waits for
+    its blame (seconds on django's largest files); later hovers over that content hit the cache."""
+    content = folder.sources().read(symbol.file_path)
+    if content is None:
+        return None
+    span = (symbol.file_path, symbol.start_line, symbol.end_line)
+    answer = folder.index.history.recent_changes([FileSpans(span[0], content, (span[1:],))], None, 1)
+    latest = answer.changes.get(span, ())
+    return latest[0] if latest else None
