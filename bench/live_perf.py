@@ -201,7 +201,8 @@ async def branch_switch(root: Path, source: str, target: str, temp: Path) -> dic
 
     server = Server(root, temp / "live-switch")
     await server.start()
-    live_path = next((temp / "live-switch").glob("index-*.sqlite"))
+    # The server keeps one index folder per workspace folder inside its indexDir.
+    live_path = next((temp / "live-switch").glob("*/index-*.sqlite"))
     seen = len(server.statuses)
     started = time.perf_counter()
     git(root, "checkout", "-q", target)
@@ -213,7 +214,7 @@ async def branch_switch(root: Path, source: str, target: str, temp: Path) -> dic
             break
     consistent_s = time.perf_counter() - started
     await server.stop()
-    equal = same_index(temp / "live-switch", fresh_dir, root)
+    equal = same_index(live_path.parent, fresh_dir, root)
     git(root, "checkout", "-q", "-f", source)
     return {
         "changed_files": len(changed),
