@@ -19,8 +19,8 @@ pytestmark = pytest.mark.asyncio
 
 MODULES = 150
 FUNCTIONS_PER_MODULE = 20
-# The most work one request may ask for: on this workspace it takes about a second (mostly
-# diversify over thousands of ranked nodes), far longer than a cancel takes to arrive.
+# The most work one request may ask for: on this workspace its stages take well over 100 ms (the
+# test checks it), far longer than a cancel written right after it takes to arrive.
 HEAVY_OPTIONS = {
     "budgetTokens": 1_000_000,
     "maxBodies": 200,

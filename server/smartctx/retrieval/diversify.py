@@ -6,9 +6,10 @@ verbatim gets a body slot even when it ranks lower; an item inside a chosen body
 
 from __future__ import annotations
 
-from collections import Counter
+from collections import Counter, defaultdict
 from collections.abc import Sequence
 from dataclasses import dataclass
+from heapq import heapify, heappop, heappush
 
 from smartctx.core.model import SymbolKind
 from smartctx.retrieval.score import ScoredNode
@@ -53,37 +54,44 @@ def diversify(
     if best_named is not None and best_named not in capped:
         capped.append(best_named)
     bodies: list[ScoredNode] = []
-    per_file: Counter[str] = Counter()
+    # Chosen bodies by file: overlap and containment are only possible within one file.
+    bodies_in: defaultdict[str, list[ScoredNode]] = defaultdict(list)
     per_file_cap = max(1, min(MAX_BODIES_PER_FILE, max_bodies - 1))
 
     def take_body(item: ScoredNode) -> None:
         bodies.append(item)
-        per_file[item.node.path] += 1
+        bodies_in[item.node.path].append(item)
 
     if best_named is not None and max_bodies > 0:
         take_body(best_named)
     for item in capped:
         if len(bodies) >= max_bodies:
             break
-        if per_file[item.node.path] >= per_file_cap or not _body_worthy(item):
+        same_file = bodies_in[item.node.path]
+        if len(same_file) >= per_file_cap or not _body_worthy(item):
             continue
         # Overlapping includes being the same item as a chosen body.
-        if any(_overlaps(item, body) for body in bodies):
+        if any(_overlaps(item, body) for body in same_file):
             continue
         take_body(item)
     bodies.sort(key=lambda item: (-item.score, item.node.id))
     # Inside a body includes being that body. A second definition of a name already summarised
     # (a property's setter, an overload) would repeat its signature, so it gives way to the next.
     named_in_file = {(item.node.path, item.node.qualified_name) for item in bodies}
-    rest = [item for item in capped if not any(_inside(item, body) for body in bodies)]
+    rest = [item for item in capped if not any(_inside(item, body) for body in bodies_in[item.node.path])]
     summaries: list[ScoredNode] = []
     shown: Counter[str] = Counter(item.node.path for item in bodies)
-    while rest and len(summaries) < max_summaries:
-        best = max(
-            range(len(rest)),
-            key=lambda i: (rest[i].score * SAME_FILE_SUMMARY_DECAY ** shown[rest[i].node.path], -i),
-        )
-        chosen = rest.pop(best)
+    # The best discounted score first, ties to the higher-ranked item. The heap keeps each item's
+    # discount from when it was pushed; discounts only grow, so an item whose file has been shown
+    # since is pushed back with its current value when it comes up, and the first current one wins.
+    heap = [(-_discounted(item, shown), index, shown[item.node.path]) for index, item in enumerate(rest)]
+    heapify(heap)
+    while heap and len(summaries) < max_summaries:
+        _, index, seen = heappop(heap)
+        chosen = rest[index]
+        if seen != shown[chosen.node.path]:
+            heappush(heap, (-_discounted(chosen, shown), index, shown[chosen.node.path]))
+            continue
         key = (chosen.node.path, chosen.node.qualified_name)
         if key in named_in_file:
             continue
@@ -92,6 +100,10 @@ def diversify(
         shown[chosen.node.path] += 1
     summaries.sort(key=lambda item: (-item.score, item.node.id))
     return Selection(tuple(bodies), tuple(summaries))
+
+
+def _discounted(item: ScoredNode, shown: Counter[str]) -> float:
+    return item.score * SAME_FILE_SUMMARY_DECAY ** shown[item.node.path]
 
 
 def _body_worthy(item: ScoredNode) -> bool:
