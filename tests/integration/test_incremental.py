@@ -17,6 +17,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from index_dump import IndexDump, dump
+from smartctx.indexing import indexer as indexer_module
 from smartctx.indexing.indexer import IndexConfig, Indexer
 from smartctx.store.index_store import IndexStore
 
@@ -228,3 +229,47 @@ def test_scores_follow_a_file_that_stops_calling(tmp_path: Path) -> None:
             assert dump(snapshot).scores[("core.py", "alpha@1")][1] == 0
     finally:
         store.close()
+
+
+def test_full_text_indexes_are_compacted_after_enough_changes(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Re-indexed files leave delete markers in the full-text indexes; once enough files changed
+    they are merged away, and search answers exactly as a fresh index does."""
+    monkeypatch.setattr(indexer_module, "COMPACT_AFTER_FILES", 25)
+    root = tmp_path / "ws"
+    root.mkdir()
+    paths = [f"mod{index}.py" for index in range(10)]
+    for index, path in enumerate(paths):
+        (root / path).write_text(python_module([f"first{index}v"], [], []))
+    store = IndexStore(root, tmp_path / "live-index")
+    compacted_at: list[int] = []
+    try:
+        indexer = Indexer(root, store, IndexConfig(workers=0))
+        first = indexer.reconcile()
+        for round_number in range(1, 7):
+            for index, path in enumerate(paths):
+                (root / path).write_text(python_module([f"round{round_number}v{index}"], [], []))
+            report = indexer.update_paths(paths)
+            if "compact" in report.stage_seconds:
+                compacted_at.append(round_number)
+        with store.snapshot() as snapshot:
+            live_hits = [snapshot.search({f"round6v{index}": 1}, 5) for index in range(10)]
+            stale_hits = snapshot.search({"first0v": 1, "round1v0": 1}, 5)
+    finally:
+        store.close()
+    fresh = IndexStore(root, tmp_path / "fresh-index")
+    try:
+        Indexer(root, fresh, IndexConfig(workers=0)).reconcile()
+        with fresh.snapshot() as snapshot:
+            fresh_hits = [snapshot.search({f"round6v{index}": 1}, 5) for index in range(10)]
+    finally:
+        fresh.close()
+    # The first index does not count; ten changed files a round reach 25 in round 3, and again in 6.
+    assert "compact" not in first.stage_seconds
+    assert compacted_at == [3, 6]
+    assert all(live_hits)
+    assert [[round(hit.bm25, 9) for hit in hits] for hits in live_hits] == [
+        [round(hit.bm25, 9) for hit in hits] for hits in fresh_hits
+    ]
+    assert stale_hits == []

@@ -58,6 +58,12 @@ FILES_PER_WRITE = 200
 # the 5,838 paths of a django checkout) and finding files below each gone path cost 1 ms more.
 RECONCILE_FROM_PATHS = 500
 
+# Files parsed or deleted before the full-text indexes are merged into one segment each again: a
+# merge costs about as much as parsing 200 files (1.8 s on django) and restores query speed that
+# accumulated delete markers take away (1.7x after a hundred branch switches).
+COMPACT_AFTER_FILES = 1_000
+CHANGED_SINCE_COMPACTION_KEY = "files_changed_since_compaction"
+
 # The mtime recorded for a file indexed from an unsaved editor buffer. No file on disk has it, so the
 # next reconcile or update of that path always re-reads the disk file and compares content hashes:
 # the disk wins again as soon as the buffer is closed, or after a restart.
@@ -262,7 +268,7 @@ class Indexer:
             # Any later reconcile, a branch switch included, lands as one transaction.
             self._write(results, deleted, unchanged_content, report)
         report.stage_seconds["parse+write"] = time.perf_counter() - parse_started
-        self.finish_pending(report)
+        self.finish_pending(report, initial=initial)
         writer.set_meta(
             [
                 ("scan_started_ns", str(scan_started_ns)),
@@ -355,9 +361,11 @@ class Indexer:
         report.seconds = time.perf_counter() - started
         return report
 
-    def finish_pending(self, report: IndexReport, *, recompute_scores: bool = True) -> None:
+    def finish_pending(
+        self, report: IndexReport, *, recompute_scores: bool = True, initial: bool = False
+    ) -> None:
         """Resolve references and recompute scores if a batch (this one or an interrupted one) left
-        work behind."""
+        work behind; compact the full-text indexes once enough files have changed since the last time."""
         writer = self.store.writer
         resolve_started = time.perf_counter()
         writer.resolve_pending()
@@ -366,6 +374,16 @@ class Indexer:
             scores_started = time.perf_counter()
             writer.recompute_scores()
             report.stage_seconds["scores"] = time.perf_counter() - scores_started
+        # A first index writes no delete markers, so it does not count towards a compaction.
+        changed = int(writer.meta(CHANGED_SINCE_COMPACTION_KEY) or 0)
+        if not initial:
+            changed += report.files_parsed + report.files_deleted
+        if changed >= COMPACT_AFTER_FILES:
+            compact_started = time.perf_counter()
+            writer.compact_search()
+            report.stage_seconds["compact"] = time.perf_counter() - compact_started
+            changed = 0
+        writer.set_meta([(CHANGED_SINCE_COMPACTION_KEY, str(changed))])
 
     def _parse_buffer(
         self, path: str, data: bytes, state: FileState | None

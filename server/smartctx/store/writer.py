@@ -438,6 +438,23 @@ class IndexWriter:
         db.execute("COMMIT")
         return len(node_ids)
 
+    def compact_search(self) -> None:
+        """Merge each full-text index into one segment.
+
+        Every batch adds segments, and a re-indexed or deleted file leaves its old entries behind as
+        delete markers until a merge reaches them: after 114 django branch switches the symbol index
+        carried 64 MB of them and its BM25 queries ran 1.7x slower than after this (1.8 s on django).
+        """
+        db = self._db
+        db.execute("BEGIN IMMEDIATE")
+        try:
+            db.execute("INSERT INTO search(search) VALUES('optimize')")
+            db.execute("INSERT INTO file_search(file_search) VALUES('optimize')")
+        except BaseException:
+            db.execute("ROLLBACK")
+            raise
+        db.execute("COMMIT")
+
     def meta(self, key: str) -> str | None:
         row = self._db.execute("SELECT value FROM meta WHERE key = ?", (key,)).fetchone()
         return None if row is None else str(row[0])
