@@ -50,7 +50,6 @@ OPTION_FIELDS = {
     "tokenizer": "tokenizer",
 }
 
-# "failed": the index could not be opened; ``message`` says why and requests answer with that error.
 # The JSON-RPC error code of an answer that cannot be given because the index could not be opened
 # (from the range JSON-RPC leaves to servers); the message says why.
 INDEX_UNAVAILABLE_CODE = -32010
@@ -67,6 +66,7 @@ REINDEX_COMMAND = "smartctx.reindex"
 # LSP's ContentModified: the answer no longer matches the file; ask again.
 CONTENT_MODIFIED_CODE = -32801
 
+# "failed": the index could not be opened; ``message`` says why and requests answer with that error.
 IndexState = Literal["indexing", "ready", "failed"]
 
 
