@@ -17,6 +17,7 @@ from smartctx.indexing.indexer import IndexConfig, Indexer
 from smartctx.indexing.sources import WorkspaceSources
 from smartctx.output.pack_json import pack_to_wire
 from smartctx.retrieval.pipeline import build_context
+from smartctx.retrieval.symbols import expand_node
 from smartctx.store.index_store import IndexStore
 from smartctx.store.snapshot import IndexSnapshot
 
@@ -210,3 +211,27 @@ def test_snapshot_is_read_only(store: IndexStore) -> None:
 
 def snapshot_write(snapshot: IndexSnapshot) -> None:
     snapshot._db.execute("DELETE FROM files")
+
+
+def test_expanding_a_function_named_like_its_module_gives_the_function(
+    tmp_path: Path, counter: TokenCounter
+) -> None:
+    """`report.py::report` is both the module's id and its function's: a pack item is the function."""
+    root = tmp_path / "ws"
+    root.mkdir()
+    (root / "report.py").write_text('import os\n\n\ndef report():\n    """Print it."""\n    return 1\n')
+    store = IndexStore(root, tmp_path / "index")
+    try:
+        Indexer(root, store, IndexConfig(workers=0)).reconcile()
+        with store.snapshot() as snapshot:
+            detail = expand_node(snapshot, WorkspaceSources(root), counter, "report.py::report")
+            pack = build_context(
+                ContextRequest("print the report"), snapshot, counter, WorkspaceSources(root)
+            )
+    finally:
+        store.close()
+    assert (detail.kind, detail.citation) == ("function", "report.py:4-6")
+    assert detail.source.startswith("def report():")
+    assert [body.id for body in pack.bodies] == ["report.py::report"]
+    assert pack.subgraph_nodes == ("report.py::report",)
+    assert pack.subgraph_edges == ()

@@ -23,6 +23,7 @@ from smartctx.core.context import (
     Warning,
 )
 from smartctx.core.history import ImpactSection, RecentChange
+from smartctx.core.model import SymbolKind
 from smartctx.core.tokens import TokenCounter
 from smartctx.retrieval.cite import cite
 from smartctx.retrieval.diversify import Selection, diversify
@@ -190,7 +191,12 @@ def select_and_pack(
     warnings = [*history_warnings, *packed.warnings, *cite(packed.bodies, packed.summaries)]
     stage("cite")
     packed_ids = {item.id for item in packed.bodies} | {item.id for item in packed.summaries}
-    internal = {node.id: node_id(node) for node in candidates.nodes if node_id(node) in packed_ids}
+    # A module shares its id with a definition named like its file; only packed definitions count.
+    internal = {
+        node.id: node_id(node)
+        for node in candidates.nodes
+        if node.kind is not SymbolKind.MODULE and node_id(node) in packed_ids
+    }
     return ContextPack(
         task_description=request.task,
         bodies=tuple(packed.bodies),

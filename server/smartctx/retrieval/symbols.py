@@ -28,7 +28,11 @@ ID_SEPARATOR = "::"
 
 
 def find_node(snapshot: IndexSnapshot, wire_id: str) -> NodeRow:
-    """The node a pack item's ``id`` (``path::Qualified.name``) names; the first if several do."""
+    """The node a pack item's ``id`` (``path::Qualified.name``) names; the first if several do.
+
+    A module is named like its file (``report.py::report``), so a function of the same name shares
+    its id; pack items are never modules, so the definition wins.
+    """
     path, separator, qualified_name = wire_id.partition(ID_SEPARATOR)
     if not (separator and path and qualified_name):
         raise InvalidRequestError(
@@ -40,7 +44,7 @@ def find_node(snapshot: IndexSnapshot, wire_id: str) -> NodeRow:
             f"no definition with id {wire_id!r} is indexed: it may have been renamed or removed since the "
             "pack that named it; ask for a new pack"
         )
-    return nodes[0]
+    return min(nodes, key=lambda node: node.kind is SymbolKind.MODULE)
 
 
 def expand_node(
