@@ -30,7 +30,6 @@ from smartctx.store.index_store import IndexStore, default_index_dir
 
 EXIT_OK = 0
 EXIT_FAILURE = 1
-EXIT_USAGE = 2
 
 
 class UserError(Exception):

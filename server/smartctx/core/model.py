@@ -46,9 +46,6 @@ class Span:
         if self.start_line < 1 or self.end_line < self.start_line:
             raise ValueError(f"invalid span {self.start_line}-{self.end_line}")
 
-    def contains_line(self, line: int) -> bool:
-        return self.start_line <= line <= self.end_line
-
 
 @dataclass(frozen=True, slots=True)
 class Symbol:

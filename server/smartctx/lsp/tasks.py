@@ -25,10 +25,6 @@ class BackgroundTasks:
             self._running[future] = name
         future.add_done_callback(self._finished)
 
-    def running(self) -> list[str]:
-        with self._lock:
-            return sorted(self._running.values())
-
     def _finished(self, future: AnyFuture) -> None:
         with self._lock:
             name = self._running.pop(future, "background task")

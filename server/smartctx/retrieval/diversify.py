@@ -19,7 +19,7 @@ from smartctx.retrieval.score import ScoredNode
 MAX_BODIES_PER_FILE = 3
 # A class (or struct, interface …) longer than this is shown by signature, not as a body: its whole
 # text would be cut to fit anyway, and the methods that matter can take the body slots. A shorter
-# class is worth its slot: every method in it comes in full.
+# one is worth its slot, since every method in it comes in full.
 MAX_CONTAINER_BODY_LINES = 200
 _CONTAINERS = frozenset(
     {

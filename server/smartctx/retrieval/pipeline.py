@@ -30,7 +30,7 @@ from smartctx.retrieval.diversify import Selection, diversify
 from smartctx.retrieval.expand import Expansion, expand
 from smartctx.retrieval.history_lookup import impact_of, recent_changes
 from smartctx.retrieval.pack import node_id, pack
-from smartctx.retrieval.query import ParsedTask, parse_task
+from smartctx.retrieval.query import parse_task
 from smartctx.retrieval.score import ScoredNode, score
 from smartctx.retrieval.search import SearchResult, search
 from smartctx.retrieval.sources import ChangeHistory, SourceReader
@@ -47,7 +47,6 @@ class CancelledError(Exception):
 class Ranking:
     """The first three stages' answer: every reachable candidate scored, best first."""
 
-    task: ParsedTask
     found: SearchResult
     expansion: Expansion
     ranked: list[ScoredNode]
@@ -72,7 +71,7 @@ def rank(
     stage("expand")
     ranked = score(found, expansion, focus, tests_wanted=task.mentions_tests)
     stage("score")
-    return Ranking(task, found, expansion, ranked)
+    return Ranking(found, expansion, ranked)
 
 
 class StageClock:

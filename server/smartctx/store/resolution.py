@@ -134,8 +134,7 @@ def _relative_import_base(importer_path: str, name: str) -> tuple[str, ...] | No
 
 def resolve_import(ref: NameUse, candidates: Sequence[Candidate]) -> list[Target]:
     """Targets of an import: the module file, or the definition imported from it."""
-    matches, confidence = import_matches(ref.name, import_scope(ref), candidates)
-    return _targets([c for c in matches if c.file_id != ref.file_id], confidence)
+    return targets_outside(*import_matches(ref.name, import_scope(ref), candidates), ref.file_id)
 
 
 def import_scope(ref: NameUse) -> str:
