@@ -7,7 +7,7 @@ see the index exactly as it was when the snapshot began while a writer carries o
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from types import TracebackType
@@ -96,6 +96,19 @@ _NODE_FROM = "nodes n JOIN files f ON f.id = n.file_id LEFT JOIN scores s ON s.n
 
 
 _SYMBOL_KINDS = {kind.value: kind for kind in SymbolKind}
+# Ids per IN (…) list: SQLite allows 999 parameters per statement; fewer where a query names them twice.
+_IDS_PER_QUERY = 500
+_IDS_PER_DOUBLE_QUERY = 400
+
+
+def _id_chunks(node_ids: Iterable[int], size: int = _IDS_PER_QUERY) -> Iterator[tuple[list[int], str]]:
+    """The distinct ids in ascending order, ``size`` at a time, each with its ``?,?,…`` placeholders."""
+    ids = sorted(set(node_ids))
+    for start in range(0, len(ids), size):
+        chunk = ids[start : start + size]
+        yield chunk, ",".join("?" * len(chunk))
+
+
 _NodeTuple = tuple[int, str, str, str, str, str, int, int, str, str, str, int | None, float, float]
 
 
@@ -183,11 +196,8 @@ class IndexSnapshot:
         return [path for (path,) in self._db.execute("SELECT path FROM files ORDER BY path")]
 
     def nodes(self, node_ids: Iterable[int]) -> list[NodeRow]:
-        ids = sorted(set(node_ids))
         rows: list[NodeRow] = []
-        for start in range(0, len(ids), 500):
-            chunk = ids[start : start + 500]
-            marks = ",".join("?" * len(chunk))
+        for chunk, marks in _id_chunks(node_ids):
             rows.extend(
                 _node(row)
                 for row in self._db.execute(
@@ -224,11 +234,8 @@ class IndexSnapshot:
 
     def paths_of(self, node_ids: Iterable[int]) -> dict[int, str]:
         """The file path of each node, without loading the rest of the row."""
-        ids = sorted(set(node_ids))
         paths: dict[int, str] = {}
-        for start in range(0, len(ids), 500):
-            chunk = ids[start : start + 500]
-            marks = ",".join("?" * len(chunk))
+        for chunk, marks in _id_chunks(node_ids):
             paths.update(
                 self._db.execute(
                     "SELECT n.id, f.path FROM nodes n JOIN files f ON f.id = n.file_id"
@@ -240,11 +247,8 @@ class IndexSnapshot:
 
     def edges_touching(self, node_ids: Sequence[int]) -> list[EdgeRow]:
         """Edges into or out of any of ``node_ids``."""
-        ids = sorted(set(node_ids))
         found: set[EdgeRow] = set()
-        for start in range(0, len(ids), 400):
-            chunk = ids[start : start + 400]
-            marks = ",".join("?" * len(chunk))
+        for chunk, marks in _id_chunks(node_ids, _IDS_PER_DOUBLE_QUERY):
             found.update(
                 EdgeRow(*row)
                 for row in self._db.execute(
@@ -259,11 +263,8 @@ class IndexSnapshot:
     def incoming_edges(self, node_ids: Sequence[int], limit: int) -> tuple[list[EdgeRow], bool]:
         """Edges other than containment into ``node_ids``, ordered by (target, source, kind), at
         most ``limit`` of them; the flag says whether that was all there are."""
-        ids = sorted(set(node_ids))
         found: list[EdgeRow] = []
-        for start in range(0, len(ids), 400):
-            chunk = ids[start : start + 400]
-            marks = ",".join("?" * len(chunk))
+        for chunk, marks in _id_chunks(node_ids):
             found.extend(
                 EdgeRow(*row)
                 for row in self._db.execute(
@@ -279,11 +280,8 @@ class IndexSnapshot:
 
     def children(self, node_ids: Sequence[int]) -> list[int]:
         """The definitions directly contained in ``node_ids`` (a class's methods, a file's top level)."""
-        ids = sorted(set(node_ids))
         found: list[int] = []
-        for start in range(0, len(ids), 500):
-            chunk = ids[start : start + 500]
-            marks = ",".join("?" * len(chunk))
+        for chunk, marks in _id_chunks(node_ids):
             found.extend(
                 node_id
                 for (node_id,) in self._db.execute(
