@@ -11,7 +11,15 @@ from lsprotocol import types
 from pygls.exceptions import JsonRpcInvalidParams, JsonRpcMethodNotFound, JsonRpcServerError
 from pytest_lsp import LanguageClient
 
-from smartctx.lsp.protocol import CONTEXT_FOR_TASK, INDEX_STATUS, INDEX_UNAVAILABLE_CODE, REINDEX_COMMAND
+from smartctx.lsp.protocol import (
+    CONTEXT_FOR_TASK,
+    INDEX_STATUS,
+    INDEX_UNAVAILABLE_CODE,
+    REINDEX_COMMAND,
+    IndexStatus,
+    WireContextPack,
+)
+from wire_shapes import assert_matches
 
 pytestmark = pytest.mark.asyncio
 
@@ -34,6 +42,7 @@ async def test_context_for_task_answers_from_the_background_index(
 
     pack = await context_for_task(client, {"task": DECLINED})
 
+    assert_matches(pack, WireContextPack)
     assert pack["bodies"][0]["id"] == DECLINED_FIRST_BODY
     assert pack["bodies"][0]["citation"].startswith("shop/payments.py:")
     assert pack["metadata"]["freshness"]["pendingFiles"] == 0
@@ -50,6 +59,7 @@ async def test_index_status_request_matches_the_notifications(
 
     status = await client.protocol.send_request_async(INDEX_STATUS, None)
 
+    assert_matches(status, IndexStatus)
     assert status == ready
 
 

@@ -12,7 +12,14 @@ from lsprotocol import types
 from pygls.exceptions import JsonRpcException, JsonRpcInvalidParams
 from pytest_lsp import LanguageClient
 
-from smartctx.lsp.protocol import CONTENT_MODIFIED_CODE, CONTEXT_FOR_SYMBOL_COMMAND, EXPAND, INDEX_STATUS
+from smartctx.lsp.protocol import (
+    CONTENT_MODIFIED_CODE,
+    CONTEXT_FOR_SYMBOL_COMMAND,
+    EXPAND,
+    INDEX_STATUS,
+    WireNode,
+)
+from wire_shapes import assert_matches
 
 pytestmark = pytest.mark.asyncio
 
@@ -31,6 +38,7 @@ async def test_expand_answers_one_node_with_its_full_source(
 
     node = await expand(client, {"id": CHARGE_CARD})
 
+    assert_matches(node, WireNode)
     assert {key: node[key] for key in ("id", "kind", "qualifiedName", "filePath", "citation")} == {
         "id": CHARGE_CARD,
         "kind": "function",

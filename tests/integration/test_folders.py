@@ -13,9 +13,11 @@ from smartctx.core.context import ContextOptions, ContextPack, ContextRequest
 from smartctx.core.tokens import TokenCounter
 from smartctx.indexing.indexer import IndexConfig, Indexer
 from smartctx.indexing.sources import WorkspaceSources
+from smartctx.lsp.protocol import WireContextPack
 from smartctx.output.pack_json import pack_to_wire
 from smartctx.retrieval.folders import FolderIndex, build_context_multi
 from smartctx.store.index_store import IndexStore
+from wire_shapes import assert_matches
 
 FIXTURES = Path(__file__).parent.parent / "fixtures" / "multiroot"
 FOLDERS = ("billing", "shipping")
@@ -115,6 +117,7 @@ def test_the_merge_is_deterministic_and_ties_go_to_the_earlier_folder(
     # One index under two names: every item ties with its twin.
     twins = run(stores, counter, BOTH, order=("billing", "billing"), names=("one", "two"))
 
+    assert_matches(first, WireContextPack)
     first["metadata"].pop("timingsMs")
     again["metadata"].pop("timingsMs")
     assert first == again

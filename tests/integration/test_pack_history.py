@@ -19,9 +19,11 @@ from smartctx.core.tokens import TokenCounter
 from smartctx.history.changes import GitHistory
 from smartctx.indexing.indexer import IndexConfig, Indexer
 from smartctx.indexing.sources import WorkspaceSources
+from smartctx.lsp.protocol import WireContextPack
 from smartctx.output.pack_json import pack_to_wire
 from smartctx.retrieval.pipeline import build_context
 from smartctx.store.index_store import IndexStore
+from wire_shapes import assert_matches
 
 BASE = (
     "class Shape:\n"
@@ -99,6 +101,7 @@ def test_each_body_carries_its_recent_changes_in_text_and_wire(
     assert "  > Customers asked which shape they were buying." in pack.text
     assert "Signed-off-by" not in pack.text
     wire = pack_to_wire(pack)
+    assert_matches(wire, WireContextPack)
     wire_describe = next(body for body in wire["bodies"] if body["id"] == "base.py::describe")
     assert wire_describe["recentPRs"][1]["pr"] == 41
     assert set(wire_describe["recentPRs"][1]) == {"pr", "title", "summary", "commit", "date", "author"}
@@ -124,6 +127,7 @@ def test_impact_of_the_top_body_is_grouped_and_cited(
     pack = pack_for(root, store, counter, "Shape class area", None, include_impact=True, impact_depth=2)
     assert pack.impact is not None
     assert pack.impact.target_id == pack.bodies[0].id == "base.py::Shape"
+    assert_matches(pack_to_wire(pack), WireContextPack)
     wire = pack_to_wire(pack)["impact"]
     assert [entry["qualifiedName"] for entry in wire["groups"]["subclasses"]] == ["Square"]
     assert [entry["qualifiedName"] for entry in wire["groups"]["typeUsers"]] == ["describe"]

@@ -24,6 +24,7 @@ CASES: dict[str, tuple[Any, Settings, list[str]]] = {
             "clientLogLevel": "info",
             "hover": False,
             "contextDefaults": {"budgetTokens": 4000, "maxBodies": 3},
+            "exclude": ["docs/", " *.gen.ts ", ""],
         },
         Settings(
             index_dir=Path("/tmp/smartctx-index"),
@@ -31,6 +32,7 @@ CASES: dict[str, tuple[Any, Settings, list[str]]] = {
             client_log_level="info",
             hover=False,
             context_defaults=ContextOptions(budget_tokens=4000, max_bodies=3),
+            exclude=("docs/", "*.gen.ts"),
         ),
         [],
     ),
@@ -48,6 +50,8 @@ CASES: dict[str, tuple[Any, Settings, list[str]]] = {
     "debounce a string": ({"bufferDebounceMs": "150"}, Settings(), [f"{WHERE}.bufferDebounceMs"]),
     "unknown log level": ({"clientLogLevel": "loud"}, Settings(), [f"{WHERE}.clientLogLevel", "warning"]),
     "hover not a boolean": ({"hover": "yes"}, Settings(), [f"{WHERE}.hover", "true or false"]),
+    "exclude not a list": ({"exclude": "docs/"}, Settings(), [f"{WHERE}.exclude", ".gitignore patterns"]),
+    "exclude with a number": ({"exclude": ["docs/", 3]}, Settings(), [f"{WHERE}.exclude"]),
     "context defaults out of range": (
         {"contextDefaults": {"hopDepth": 9}},
         Settings(),

@@ -346,6 +346,14 @@ class Watcher:
             if path is not None and self._wd_by_dir.get(path) == wd:
                 del self._wd_by_dir[path]
 
+    def set_config(self, config: ScanConfig, reason: str) -> None:
+        """Index under other scan rules: the watches are placed again and a full reconcile follows,
+        on the watcher's thread, as after lost events."""
+        with self._lock:
+            self._config = config
+            self._lost_events = self._lost_events or reason
+            self._wakeup.notify_all()
+
     def on_queue_overflow(self) -> None:
         log.warning("inotify queue overflow: events were lost; a full reconcile of %s follows", self.root)
         with self._lock:

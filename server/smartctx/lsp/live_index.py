@@ -20,10 +20,12 @@ import threading
 import time
 from collections.abc import Callable, Iterable
 from concurrent.futures import Future, ThreadPoolExecutor
+from dataclasses import replace
 from pathlib import Path
 
 from smartctx.history.changes import GitHistory
 from smartctx.indexing.indexer import IndexConfig, Indexer, IndexReport
+from smartctx.indexing.scanner import ScanConfig
 from smartctx.indexing.watcher import Watcher
 from smartctx.lsp.convert import StatusCounts
 from smartctx.lsp.tasks import BackgroundTasks
@@ -56,7 +58,12 @@ class LiveIndex:
     """Keeps the index of ``root`` up to date in the background and answers context requests."""
 
     def __init__(
-        self, root: Path, index_dir: Path | None, on_status: StatusListener, tasks: BackgroundTasks
+        self,
+        root: Path,
+        index_dir: Path | None,
+        on_status: StatusListener,
+        tasks: BackgroundTasks,
+        exclude: tuple[str, ...] = (),
     ) -> None:
         self.root = root
         self._index_dir = index_dir
@@ -70,7 +77,7 @@ class LiveIndex:
         self._open_error: str | None = None
         self._store: IndexStore | None = None
         self._indexer: Indexer | None = None
-        self._config = IndexConfig()
+        self._config = IndexConfig(scan=ScanConfig(extra_ignores=exclude))
         self._watcher: Watcher | None = None
         self._index_path: Path | None = None
         # Git "why" breadcrumbs, cached per file content for the life of the server.
@@ -136,6 +143,21 @@ class LiveIndex:
     def status(self) -> StatusCounts:
         with self._lock:
             return self._counts()
+
+    def set_exclude(self, exclude: tuple[str, ...]) -> None:
+        """Index under other user exclude patterns (gitignore syntax): files they now exclude leave
+        the index, files they no longer exclude join it, by one reconcile."""
+        with self._lock:
+            if exclude == self._config.scan.extra_ignores:
+                return
+            self._config = replace(self._config, scan=replace(self._config.scan, extra_ignores=exclude))
+            if self._indexer is not None:
+                self._indexer.config = self._config
+            watcher = self._watcher
+        if watcher is not None:
+            watcher.set_config(self._config.scan, "the exclude setting changed")
+        else:
+            self.schedule_reconcile("the exclude setting changed")
 
     def close(self) -> None:
         """Stop watching, stop indexing at the next file, close the store on its own thread, release

@@ -168,9 +168,13 @@ class WireRecentChange(TypedDict):
     author: str
 
 
-class WireImpactTarget(TypedDict):
+class _WireImpactTarget(TypedDict):
     id: str
     citation: str
+
+
+class WireImpactTarget(_WireImpactTarget, total=False):
+    workspaceFolder: str
 
 
 class WireImpactEntry(TypedDict):
@@ -199,6 +203,100 @@ class WireImpact(TypedDict):
     truncated: bool
 
 
+class WireScoredItem(TypedDict):
+    """What a pack's bodies and summaries share: the definition, where it is, and its rank."""
+
+    id: str
+    kind: str
+    name: str
+    qualifiedName: str
+    filePath: str
+    startLine: int
+    endLine: int
+    # ``path:start-end``, 1-based and inclusive, as the pack text cites it.
+    citation: str
+    score: float
+    tokens: int
+
+
+class _WireBody(WireScoredItem):
+    language: str
+    # The score's named parts (bm25, pagerank, usage, focus, …), which add up to ``score``.
+    scoreParts: dict[str, float]
+    # The definition's source as packed: secrets redacted, possibly cut at a line boundary.
+    source: str
+    recentPRs: list[WireRecentChange]
+
+
+class WireBody(_WireBody, total=False):
+    # Only when the server has several workspace folders (see CONTEXT_FOR_TASK above).
+    workspaceFolder: str
+
+
+class _WireSummary(WireScoredItem):
+    signature: str
+    doc: str
+
+
+class WireSummary(_WireSummary, total=False):
+    workspaceFolder: str
+
+
+# "from" is a Python keyword, so this TypedDict is declared by call.
+WireSubgraphEdge = TypedDict("WireSubgraphEdge", {"from": str, "to": str, "kind": str})
+
+
+class WireSubgraph(TypedDict):
+    nodes: list[str]
+    edges: list[WireSubgraphEdge]
+
+
+class WireFreshness(TypedDict):
+    """How current the index was when the pack was made."""
+
+    indexedFiles: int
+    # Files changed on disk or in the editor that are not indexed yet.
+    pendingFiles: int
+    # ISO 8601 time of the last change to the index, or null before the first.
+    lastUpdate: str | None
+    gitHead: str | None
+    # Null outside a git repository.
+    dirty: bool | None
+
+
+class WirePackMetadata(TypedDict):
+    tokenizer: str
+    # Milliseconds per pipeline stage (search, expand, score, diversify, pack, …).
+    timingsMs: dict[str, float]
+    freshness: WireFreshness
+    # Codes include secret-redacted, stale-relocated, stale-dropped, missing-citation,
+    # folder-unavailable, history-shallow, history-unavailable.
+    warnings: list[WireWarning]
+
+
+class _WireContextPack(TypedDict):
+    """The result of ``smartctx/contextForTask`` (design.md §4)."""
+
+    taskDescription: str
+    bodies: list[WireBody]
+    summaries: list[WireSummary]
+    subgraph: WireSubgraph
+    tokensUsed: int
+    budgetTokens: int
+    # True when something that ranked was left out or cut to fit the budget.
+    trimmed: bool
+    # True when nothing in the index matched the task.
+    notFound: bool
+    # The pack as Markdown, exactly what was counted against the budget: what a model should read.
+    text: str
+    metadata: WirePackMetadata
+
+
+class WireContextPack(_WireContextPack, total=False):
+    # Only with includeImpact.
+    impact: WireImpact
+
+
 # VS Code's configuration section of these settings: ``didChangeConfiguration`` may send them as
 # ``{"smartctx": {...}}`` or as the object itself.
 CONFIGURATION_SECTION = "smartctx"
@@ -221,3 +319,7 @@ class WireSettings(TypedDict, total=False):
     hover: bool
     # contextForTask options (the camelCase names above) used when a request does not set them.
     contextDefaults: dict[str, Any]
+    # Files never to index, as .gitignore patterns relative to each workspace folder, on top of its
+    # .gitignore and .smartctxignore (default none). A change re-indexes every folder under the new
+    # patterns: excluded files leave the index, files no longer excluded join it.
+    exclude: list[str]

@@ -131,7 +131,7 @@ class SmartctxServer(LanguageServer):
             except RuntimeError:
                 log.debug("the event loop has closed; status not sent")
 
-        self.folders = Workspace(self.settings.index_dir, on_status, self.tasks)
+        self.folders = Workspace(self.settings.index_dir, on_status, self.tasks, self.settings.exclude)
         given = [(folder.uri, folder.name) for folder in params.workspace_folders or []]
         if not given and params.root_uri:
             given = [(params.root_uri, "")]
@@ -165,6 +165,8 @@ class SmartctxServer(LanguageServer):
 
     def change_settings(self, raw: Any) -> None:
         self.settings, warnings = apply_changed_settings(self.settings, raw)
+        if self.folders is not None:
+            self.folders.set_exclude(self.settings.exclude)
         self._forward_logs()
         self.warn_user(warnings)
         log.info("settings changed: %s", self.settings)

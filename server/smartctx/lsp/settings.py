@@ -19,6 +19,7 @@ from smartctx.core.context import ContextOptions, InvalidRequestError
 from smartctx.lsp.protocol import CONFIGURATION_SECTION, OPTION_FIELDS
 
 MAX_BUFFER_DEBOUNCE_MS = 10_000
+MAX_EXCLUDE_PATTERNS = 1_000
 
 # What ``clientLogLevel`` accepts: the lowest level of smartctx log records sent to the client.
 CLIENT_LOG_LEVELS = {
@@ -44,6 +45,8 @@ class Settings:
     hover: bool = True
     # Options of a contextForTask request that does not set them.
     context_defaults: ContextOptions = field(default_factory=ContextOptions)
+    # Gitignore-syntax patterns of files never to index, on top of .gitignore and .smartctxignore.
+    exclude: tuple[str, ...] = ()
 
     @property
     def buffer_debounce_s(self) -> float:
@@ -92,6 +95,16 @@ def _context_defaults(value: Any) -> ContextOptions:
         raise ValueError(f"has an invalid value: {error}") from None
 
 
+def _exclude(value: Any) -> tuple[str, ...]:
+    if not isinstance(value, list) or not all(isinstance(pattern, str) for pattern in value):
+        raise ValueError(
+            f'must be a list of .gitignore patterns such as ["docs/", "*.gen.ts"], got {value!r}'
+        )
+    if len(value) > MAX_EXCLUDE_PATTERNS:
+        raise ValueError(f"may hold at most {MAX_EXCLUDE_PATTERNS} patterns, got {len(value)}")
+    return tuple(pattern.strip() for pattern in value if pattern.strip())
+
+
 # Wire name -> (Settings field, parser that raises ValueError with what is allowed).
 _FIELDS: dict[str, tuple[str, Callable[[Any], Any]]] = {
     "indexDir": ("index_dir", _index_dir),
@@ -99,6 +112,7 @@ _FIELDS: dict[str, tuple[str, Callable[[Any], Any]]] = {
     "clientLogLevel": ("client_log_level", _client_log_level),
     "hover": ("hover", _hover),
     "contextDefaults": ("context_defaults", _context_defaults),
+    "exclude": ("exclude", _exclude),
 }
 
 

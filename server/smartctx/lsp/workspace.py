@@ -79,12 +79,17 @@ class Workspace:
     """The folders, in the order the client gave them, and the queries that read them."""
 
     def __init__(
-        self, index_dir: Path | None, on_status: FolderStatusListener, tasks: BackgroundTasks
+        self,
+        index_dir: Path | None,
+        on_status: FolderStatusListener,
+        tasks: BackgroundTasks,
+        exclude: tuple[str, ...] = (),
     ) -> None:
         # A parent folder: each workspace folder's index lives in a sub-folder keyed by its path.
         self._index_dir = index_dir
         self._on_status = on_status
         self._tasks = tasks
+        self._exclude = exclude
         self.folders: tuple[Folder, ...] = ()
         self.query_threads = ThreadPoolExecutor(
             max_workers=QUERY_THREADS, thread_name_prefix="smartctx-query"
@@ -105,13 +110,21 @@ class Workspace:
         if any(folder.uri == uri or folder.root == root for folder in self.folders):
             return None
         index_dir = None if self._index_dir is None else index_dir_in(self._index_dir, root)
-        index = LiveIndex(root, index_dir, lambda counts: self._on_status(uri, counts), self._tasks)
+        index = LiveIndex(
+            root, index_dir, lambda counts: self._on_status(uri, counts), self._tasks, self._exclude
+        )
         folder = Folder(uri, self._unique_name(name or root.name), index)
         self.folders = (*self.folders, folder)
         log.info(
             "workspace folder %s (%s), index in %s", root, folder.name, index_dir or "the user cache folder"
         )
         return folder
+
+    def set_exclude(self, exclude: tuple[str, ...]) -> None:
+        """The user's exclude patterns changed: every folder re-indexes under them."""
+        self._exclude = exclude
+        for folder in self.folders:
+            folder.index.set_exclude(exclude)
 
     def remove(self, uri: str) -> Folder | None:
         """Close a folder's index; its items leave the next pack."""
