@@ -1,0 +1,223 @@
+// The custom smartctx protocol, mirrored from server/smartctx/lsp/protocol.py: method names, codes
+// and wire shapes. This is the only file of the client that knows them; test/unit/drift.test.ts
+// fails when it and protocol.py disagree, so change both together.
+import * as lc from "vscode-languageserver-protocol";
+
+export const CONTEXT_FOR_TASK = "smartctx/contextForTask";
+export const INDEX_STATUS = "smartctx/indexStatus";
+export const EXPAND = "smartctx/expand";
+export const CONTEXT_FOR_SYMBOL_COMMAND = "smartctx.contextForSymbol";
+export const REINDEX_COMMAND = "smartctx.reindex";
+export const CONFIGURATION_SECTION = "smartctx";
+
+export const INDEX_UNAVAILABLE_CODE = -32010;
+export const CONTENT_MODIFIED_CODE = -32801;
+
+// The camelCase option names of contextForTask (protocol.py OPTION_FIELDS).
+export const OPTION_NAMES = [
+  "budgetTokens",
+  "maxBodies",
+  "maxSummaries",
+  "candidateLimit",
+  "rankedCap",
+  "hopDepth",
+  "hopFrontierCap",
+  "includeBlobs",
+  "includePRs",
+  "prsPerNode",
+  "prCutoff",
+  "includeImpact",
+  "impactDepth",
+  "tokenizer",
+] as const;
+
+export type ContextOptions = Partial<Record<(typeof OPTION_NAMES)[number], number | boolean | string>>;
+
+export type IndexState = "indexing" | "ready" | "failed";
+
+export interface WirePosition {
+  line: number;
+  character: number;
+}
+
+export interface WireFocus {
+  uri?: string;
+  position?: WirePosition;
+  openUris?: string[];
+  recentUris?: string[];
+}
+
+export interface ContextForTaskParams {
+  task?: string;
+  options?: Record<string, unknown>;
+  focus?: WireFocus;
+}
+
+export interface ContextForSymbolArguments {
+  id: string;
+  qualifiedName: string;
+  uri: string;
+}
+
+export interface ExpandParams {
+  id: string;
+}
+
+export interface WireWarning {
+  code: string;
+  nodeId: string | null;
+  message: string;
+}
+
+export interface WireNode {
+  id: string;
+  kind: string;
+  name: string;
+  qualifiedName: string;
+  language: string;
+  filePath: string;
+  startLine: number;
+  endLine: number;
+  citation: string;
+  signature: string;
+  doc: string;
+  source: string;
+  tokens: number;
+  warnings: WireWarning[];
+  workspaceFolder?: string;
+}
+
+export interface ReindexResult {
+  filesTotal: number;
+  filesParsed: number;
+  filesUnchanged: number;
+  filesDeleted: number;
+  seconds: number;
+}
+
+export interface IndexStatus {
+  state: IndexState;
+  filesDone: number;
+  filesTotal: number;
+  pendingFiles: number;
+  message?: string;
+}
+
+export interface WireRecentChange {
+  pr: number | null;
+  title: string;
+  summary: string;
+  commit: string;
+  date: string;
+  author: string;
+}
+
+export interface WireImpactTarget {
+  id: string;
+  citation: string;
+  workspaceFolder?: string;
+}
+
+export interface WireImpactEntry {
+  id: string;
+  kind: string;
+  qualifiedName: string;
+  filePath: string;
+  startLine: number;
+  endLine: number;
+  citation: string;
+  depth: number;
+  via: string;
+  confidence: number;
+}
+
+export interface WireImpact {
+  target: WireImpactTarget;
+  depth: number;
+  groups: Record<string, WireImpactEntry[]>;
+  found: number;
+  truncated: boolean;
+}
+
+export interface WireScoredItem {
+  id: string;
+  kind: string;
+  name: string;
+  qualifiedName: string;
+  filePath: string;
+  startLine: number;
+  endLine: number;
+  citation: string;
+  score: number;
+  tokens: number;
+}
+
+export interface WireBody extends WireScoredItem {
+  language: string;
+  scoreParts: Record<string, number>;
+  source: string;
+  recentPRs: WireRecentChange[];
+  workspaceFolder?: string;
+}
+
+export interface WireSummary extends WireScoredItem {
+  signature: string;
+  doc: string;
+  workspaceFolder?: string;
+}
+
+export interface WireSubgraphEdge {
+  from: string;
+  to: string;
+  kind: string;
+}
+
+export interface WireSubgraph {
+  nodes: string[];
+  edges: WireSubgraphEdge[];
+}
+
+export interface WireFreshness {
+  indexedFiles: number;
+  pendingFiles: number;
+  lastUpdate: string | null;
+  gitHead: string | null;
+  dirty: boolean | null;
+}
+
+export interface WirePackMetadata {
+  tokenizer: string;
+  timingsMs: Record<string, number>;
+  freshness: WireFreshness;
+  warnings: WireWarning[];
+}
+
+export interface WireContextPack {
+  taskDescription: string;
+  bodies: WireBody[];
+  summaries: WireSummary[];
+  subgraph: WireSubgraph;
+  tokensUsed: number;
+  budgetTokens: number;
+  trimmed: boolean;
+  notFound: boolean;
+  text: string;
+  metadata: WirePackMetadata;
+  impact?: WireImpact;
+}
+
+export interface WireSettings {
+  indexDir?: string;
+  bufferDebounceMs?: number;
+  clientLogLevel?: string;
+  hover?: boolean;
+  contextDefaults?: Record<string, unknown>;
+  exclude?: string[];
+}
+
+export const contextForTask = new lc.RequestType<ContextForTaskParams, WireContextPack, void>(
+  CONTEXT_FOR_TASK,
+);
+export const expand = new lc.RequestType<ExpandParams, WireNode, void>(EXPAND);
+export const indexStatusRequest = new lc.RequestType0<IndexStatus, void>(INDEX_STATUS);
+export const indexStatusNotification = new lc.NotificationType<IndexStatus>(INDEX_STATUS);

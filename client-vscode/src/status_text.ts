@@ -1,0 +1,48 @@
+// What the status bar item says for a server state and the last index status. Pure, for tests.
+import type { IndexStatus } from "./lsp_ext";
+import type { ServerState } from "./server";
+
+export interface StatusText {
+  text: string;
+  tooltip: string;
+  error: boolean;
+}
+
+function count(value: number): string {
+  return value.toLocaleString("en-US");
+}
+
+// Pure: what the item shows for a server state and the last index status.
+export function statusText(state: ServerState, index: IndexStatus | undefined): StatusText {
+  if (state.kind === "missing" || state.kind === "stopped") {
+    return { text: "$(error) SmartCtx", tooltip: state.message, error: true };
+  }
+  if (state.kind === "starting" || index === undefined) {
+    return {
+      text: "$(loading~spin) SmartCtx",
+      tooltip: `Starting: ${state.kind === "starting" ? state.description : "waiting for the index"}`,
+      error: false,
+    };
+  }
+  if (index.state === "failed") {
+    return {
+      text: "$(error) SmartCtx: index failed",
+      tooltip: index.message ?? "The index could not be opened.",
+      error: true,
+    };
+  }
+  if (index.state === "indexing") {
+    const progress = index.filesTotal > 0 ? ` ${count(index.filesDone)}/${count(index.filesTotal)}` : "";
+    return {
+      text: `$(sync~spin) SmartCtx: indexing${progress}`,
+      tooltip: "Indexing the workspace; requests are answered from what is indexed so far.",
+      error: false,
+    };
+  }
+  const pending = index.pendingFiles > 0 ? `, ${count(index.pendingFiles)} pending` : "";
+  return {
+    text: `$(check) SmartCtx: ${count(index.filesTotal)} files${pending}`,
+    tooltip: `Index ready: ${count(index.filesTotal)} files${pending}. Click for index status and actions.`,
+    error: false,
+  };
+}

@@ -1,0 +1,93 @@
+// The server-launch decision table: which command starts the server, or why none can.
+import { describe, expect, it } from "vitest";
+import {
+  decideLaunch,
+  mayRestart,
+  missingMessage,
+  pythonCandidates,
+  RESTART_WINDOW_MS,
+  SERVE_ARGS,
+  type PythonCandidate,
+} from "../../src/launch";
+
+const NONE = { command: [], python: "" };
+
+function probed(
+  candidates: { python: string; source: PythonCandidate["source"] }[],
+  having: string[],
+): PythonCandidate[] {
+  return candidates.map((candidate) => ({ ...candidate, hasSmartctx: having.includes(candidate.python) }));
+}
+
+describe("pythonCandidates", () => {
+  it.each([
+    ["nothing set, nothing found", NONE, undefined, undefined, ["python3:path"]],
+    [
+      "the Python extension's interpreter first",
+      NONE,
+      "/proj/.venv/bin/python",
+      "/g/venv/bin/python",
+      ["/proj/.venv/bin/python:python-extension", "/g/venv/bin/python:private-environment", "python3:path"],
+    ],
+    [
+      "an explicit interpreter alone",
+      { command: [], python: "/opt/py" },
+      "/proj/.venv/bin/python",
+      "/g/venv/bin/python",
+      ["/opt/py:setting"],
+    ],
+  ])("%s", (_case, settings, extension, privateEnvironment, expected) => {
+    expect(
+      pythonCandidates(settings, extension, privateEnvironment).map((c) => `${c.python}:${c.source}`),
+    ).toEqual(expected);
+  });
+});
+
+describe("decideLaunch", () => {
+  it("runs smartctx.server.command as given, without probing", () => {
+    expect(
+      decideLaunch({ command: ["/opt/smartctx", "serve", "--tcp", "x"], python: "/opt/py" }, []),
+    ).toMatchObject({
+      kind: "command",
+      command: "/opt/smartctx",
+      args: ["serve", "--tcp", "x"],
+    });
+  });
+
+  it("takes the first interpreter that has smartctx", () => {
+    const candidates = pythonCandidates(NONE, "/proj/.venv/bin/python", "/g/venv/bin/python");
+    expect(decideLaunch(NONE, probed(candidates, ["/g/venv/bin/python", "python3"]))).toMatchObject({
+      kind: "python",
+      command: "/g/venv/bin/python",
+      args: SERVE_ARGS,
+      source: "private-environment",
+    });
+  });
+
+  it("says what was tried when none has it", () => {
+    const candidates = pythonCandidates(NONE, "/proj/.venv/bin/python", undefined);
+    const decision = decideLaunch(NONE, probed(candidates, []));
+    expect(decision).toMatchObject({ kind: "missing", explicit: false });
+    if (decision.kind !== "missing") throw new Error("expected missing");
+    expect(missingMessage(decision)).toBe(
+      "SmartCtx: the Python package smartctx is not installed in any of /proj/.venv/bin/python (the Python extension's interpreter), python3 (python3 on the PATH). Install it into a private environment, or pick an interpreter that has it.",
+    );
+  });
+
+  it("names the explicit interpreter when it lacks smartctx", () => {
+    const settings = { command: [], python: "/opt/py" };
+    const decision = decideLaunch(settings, probed(pythonCandidates(settings, undefined, undefined), []));
+    if (decision.kind !== "missing") throw new Error("expected missing");
+    expect(decision.explicit).toBe(true);
+    expect(missingMessage(decision)).toContain("not installed in /opt/py (smartctx.server.python)");
+  });
+});
+
+describe("mayRestart", () => {
+  it("allows four restarts within three minutes, then stops", () => {
+    const now = 1_000_000;
+    expect(mayRestart([now - 1000, now - 2000, now - 3000], now)).toBe(true);
+    expect(mayRestart([now - 1000, now - 2000, now - 3000, now - 4000], now)).toBe(false);
+    expect(mayRestart([now - RESTART_WINDOW_MS - 1, now - 2000, now - 3000, now - 4000], now)).toBe(true);
+  });
+});

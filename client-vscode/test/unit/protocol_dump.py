@@ -1,0 +1,64 @@
+"""Prints server/smartctx/lsp/protocol.py as JSON for the client's drift test (drift.test.ts).
+
+Each public TypedDict becomes ``{field: {"type": <TypeScript type>, "optional": bool}}``, each
+public constant its value, and ``OPTION_FIELDS`` its camelCase names in order.
+"""
+
+from __future__ import annotations
+
+import json
+import types
+from typing import Any, Literal, Union, get_args, get_origin, get_type_hints, is_typeddict
+
+from smartctx.lsp import protocol
+
+ALIASES = {
+    name: value
+    for name, value in vars(protocol).items()
+    if not name.startswith("_") and get_origin(value) is Literal
+}
+
+
+def typescript(shape: Any) -> str:
+    origin = get_origin(shape)
+    if is_typeddict(shape):
+        return str(shape.__name__)
+    if origin is Literal:
+        alias = next((name for name, value in ALIASES.items() if value == shape), None)
+        return alias or " | ".join(json.dumps(option) for option in get_args(shape))
+    if origin in (Union, types.UnionType):
+        return " | ".join(typescript(option) for option in get_args(shape))
+    if origin is list:
+        return f"{typescript(get_args(shape)[0])}[]"
+    if origin is dict:
+        return f"Record<string, {typescript(get_args(shape)[1])}>"
+    simple = {str: "string", int: "number", float: "number", bool: "boolean", type(None): "null", Any: "unknown"}
+    return simple[shape]
+
+
+def dump() -> dict[str, Any]:
+    interfaces = {}
+    constants = {}
+    for name, value in vars(protocol).items():
+        if name.startswith("_"):
+            continue
+        if is_typeddict(value):
+            hints = get_type_hints(value)
+            interfaces[name] = {
+                key: {"type": typescript(hint), "optional": key in value.__optional_keys__}
+                for key, hint in hints.items()
+            }
+        elif name.isupper() and isinstance(value, (str, int)) and not isinstance(value, bool):
+            constants[name] = value
+    return {
+        "interfaces": interfaces,
+        "aliases": {
+            name: " | ".join(json.dumps(option) for option in get_args(value)) for name, value in ALIASES.items()
+        },
+        "constants": constants,
+        "optionNames": list(protocol.OPTION_FIELDS),
+    }
+
+
+if __name__ == "__main__":
+    print(json.dumps(dump(), indent=1))

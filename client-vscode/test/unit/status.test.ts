@@ -1,0 +1,60 @@
+// The status bar's text through the server's and the index's states.
+import { describe, expect, it } from "vitest";
+import { statusText } from "../../src/status_text";
+
+const RUNNING = { kind: "running", description: "python -m smartctx serve" } as const;
+
+describe("statusText", () => {
+  it.each([
+    [
+      "starting",
+      { kind: "starting", description: "looking for smartctx" } as const,
+      undefined,
+      "$(loading~spin) SmartCtx",
+      false,
+    ],
+    [
+      "indexing",
+      RUNNING,
+      { state: "indexing", filesDone: 120, filesTotal: 1500, pendingFiles: 0 } as const,
+      "$(sync~spin) SmartCtx: indexing 120/1,500",
+      false,
+    ],
+    [
+      "ready",
+      RUNNING,
+      { state: "ready", filesDone: 1500, filesTotal: 1500, pendingFiles: 0 } as const,
+      "$(check) SmartCtx: 1,500 files",
+      false,
+    ],
+    [
+      "ready, changes pending",
+      RUNNING,
+      { state: "ready", filesDone: 1500, filesTotal: 1500, pendingFiles: 4 } as const,
+      "$(check) SmartCtx: 1,500 files, 4 pending",
+      false,
+    ],
+    [
+      "failed",
+      RUNNING,
+      { state: "failed", filesDone: 0, filesTotal: 0, pendingFiles: 0, message: "disk full" } as const,
+      "$(error) SmartCtx: index failed",
+      true,
+    ],
+    ["missing", { kind: "missing", message: "not installed" } as const, undefined, "$(error) SmartCtx", true],
+  ])("%s", (_case, state, index, text, error) => {
+    expect(statusText(state, index)).toMatchObject({ text, error });
+  });
+
+  it("says why the index failed", () => {
+    expect(
+      statusText(RUNNING, {
+        state: "failed",
+        filesDone: 0,
+        filesTotal: 0,
+        pendingFiles: 0,
+        message: "disk full",
+      }).tooltip,
+    ).toBe("disk full");
+  });
+});

@@ -1,0 +1,9 @@
+import { defineConfig } from "vitest/config";
+
+export default defineConfig({
+  test: {
+    include: ["test/unit/**/*.test.ts"],
+    // The drift test starts Python to read protocol.py.
+    testTimeout: 30_000,
+  },
+});
