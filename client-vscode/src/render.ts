@@ -41,7 +41,8 @@ const GRAMMARS = {
 for (const [name, grammar] of Object.entries(GRAMMARS)) hljs.registerLanguage(name, grammar);
 const LANGUAGE_ALIASES: Record<string, string> = { tsx: "typescript" };
 
-// What the panel shows: a pack, and for "context for symbol" the symbol itself in full first.
+// What the panel shows: a pack, and for "context for symbol" the symbol itself in full first
+// (unless the pack already quotes it in full).
 export interface PanelView {
   title: string;
   pack: WireContextPack;
@@ -209,7 +210,7 @@ ${body.recentPRs.length ? `<ul class="changes">${body.recentPRs.map((change) => 
 ${warningsBlock(pack.metadata.warnings, pack.notFound, pack.metadata.freshness.pendingFiles)}
 </header>
 <main>
-${view.symbol ? symbolSection(view.symbol) : ""}
+${view.symbol && !pack.bodies.some((body) => body.id === view.symbol?.id) ? symbolSection(view.symbol) : ""}
 ${bodies ? `<section class="bodies">${bodies}</section>` : ""}
 ${summaries}
 ${impactSection(pack)}

@@ -193,7 +193,6 @@ export class Server implements vscode.Disposable {
     const serverOptions: lc.ServerOptions = {
       command: decision.command,
       args: decision.args,
-      transport: lc.TransportKind.stdio,
       options: { env: { ...process.env, PYTHONUNBUFFERED: "1" } },
     };
     const clientOptions: lc.LanguageClientOptions = {

@@ -123,6 +123,23 @@ describe("renderPanel", () => {
   });
 });
 
+describe("the symbol of a hover link", () => {
+  const body = pack.bodies[0];
+  if (!body) throw new Error("the fixture pack has a body");
+  const symbol = { ...body, signature: "def charge_card()", doc: "", warnings: [] };
+
+  it("comes first, in full, when the pack does not quote it", () => {
+    const other = { ...symbol, id: "shop/other.py::f", citation: "shop/other.py:1-2" };
+    const shown = renderPanel({ ...view(pack), symbol: other }, RESOURCES);
+    expect(citations(shown)[0]).toBe("symbol shop/other.py:1-2");
+  });
+
+  it("is not shown twice when the pack quotes it", () => {
+    const shown = renderPanel({ ...view(pack), symbol }, RESOURCES);
+    expect(citations(shown)[0]).toBe(`bodies:0 ${body.citation}`);
+  });
+});
+
 describe("citedItem", () => {
   it("finds what each link names and nothing else", () => {
     const shown = view(pack);

@@ -98,8 +98,11 @@ def json_converter() -> cattrs.Converter:
     validates. This is lsprotocol's converter with those three message hooks replaced.
     """
     converter = converters.get_converter()
-    for message in (JsonRPCRequestMessage, JsonRPCNotification, JsonRPCResponseMessage):
-        converter.register_structure_hook(message, lambda data, cls: cls(**data))
+    for message in (JsonRPCRequestMessage, JsonRPCNotification):
+        # JSON-RPC lets a request or notification leave out params (vscode-jsonrpc does, for one
+        # without any); the message types require the field.
+        converter.register_structure_hook(message, lambda data, cls: cls(**{"params": None, **data}))
+    converter.register_structure_hook(JsonRPCResponseMessage, lambda data, cls: cls(**data))
     return converter
 
 

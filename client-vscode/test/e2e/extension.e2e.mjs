@@ -1,0 +1,165 @@
+// The SmartCtx extension end to end in a real VS Code (code-server), proven by what the screen shows.
+// Run: client-vscode/test/e2e/run.sh client-vscode/smartctx.vsix   (see README in this folder)
+// Each step saves screenshots/<step>.png; a failure keeps screenshots and logs under out/.
+import fs from "node:fs";
+import path from "node:path";
+import { defRange, wordPosition } from "./fixture.mjs";
+
+const TASK = "how does compute_total apply the discount and tax";
+
+export const options = {
+  name: "smartctx",
+  proposedApi: ["smartctx.smartctx"],
+  settings: {
+    "smartctxE2e.selfTest.task": TASK,
+    "smartctx.server.logLevel": "info",
+  },
+  timeoutMs: 240000,
+};
+
+const cite = (r) => `${r.file}:${r.start}-${r.end}`;
+
+export default async function scenario({ s, wb, step, selfTest, waitFor, log, modelLog, workspace }) {
+  const computeTotal = defRange("app/pricing.py", "def compute_total");
+  const placeOrder = defRange("app/service.py", "def place_order");
+
+  await step("01-status-indexing-then-ready", async () => {
+    const ready = await wb.waitForStatusBar(/SmartCtx: \d+ files/, { timeout: 60000 });
+    const history = await wb.statusBarHistory(/SmartCtx/);
+    log(`status bar: ${history.join(" → ")}`);
+    const firstReady = history.findIndex((t) => /SmartCtx: \d+ files/.test(t));
+    if (firstReady < 1) throw new Error(`no starting/indexing state before ready: ${history.join(" → ")}`);
+    if (!/SmartCtx: \d+ files/.test(ready)) throw new Error(`status bar: ${ready}`);
+  });
+
+  await step("02-palette-context-for-task", async () => {
+    await wb.runCommand("SmartCtx: Context for Task…");
+    await wb.inputBox("Describe the task", TASK);
+    const text = await wb.webviewText(cite(computeTotal), { timeout: 30000 });
+    for (const want of ["compute_total", cite(computeTotal), "files indexed"]) {
+      if (!text.includes(want)) throw new Error(`panel lacks ${want}: ${text.slice(0, 1500)}`);
+    }
+    await waitFor("the panel's tab titled SmartCtx: …", () =>
+      wb.page.locator(".tab", { hasText: "SmartCtx: how does compute_total" }).first().isVisible(),
+    );
+  });
+
+  await step("03-citation-opens-file-at-range", async () => {
+    const frame = await wb.webviewFrame(cite(computeTotal));
+    await frame
+      .locator("a.citation", { hasText: cite(computeTotal) })
+      .first()
+      .click();
+    await wb.waitForActiveEditor("pricing.py");
+    const c = await waitFor("the cited lines selected", async () => {
+      const cur = await wb.cursor();
+      return cur && cur.selected > 0 && cur;
+    });
+    if (c.line !== computeTotal.end)
+      throw new Error(`cursor ${c.text}; expected the selection to end on line ${computeTotal.end}`);
+  });
+
+  await step("04-hover-shows-server-markdown", async () => {
+    await wb.openFile("app/service.py");
+    const pos = wordPosition("app/service.py", "compute_total(items", "compute_total");
+    const text = await wb.hover(pos.line, pos.column + 3, { expect: /Open context for/, timeout: 30000 });
+    if (!text.includes("compute_total")) throw new Error(`hover: ${text}`);
+  });
+
+  await step("05-hover-link-opens-symbol-context", async () => {
+    await wb.clickHoverLink("Open context for");
+    const text = await wb.webviewText(/SmartCtx: \S*compute_total/, { timeout: 30000 });
+    if (!text.includes(cite(computeTotal)))
+      throw new Error(`symbol panel lacks ${cite(computeTotal)}: ${text.slice(0, 1500)}`);
+  });
+
+  await step("06-context-for-symbol-at-cursor", async () => {
+    await wb.openFile("app/service.py");
+    const pos = wordPosition("app/service.py", "def place_order", "place_order");
+    await wb.goTo(pos.line, pos.column + 2);
+    await wb.runCommand("SmartCtx: Context for Symbol at Cursor");
+    const text = await wb.webviewText("SmartCtx: place_order", { timeout: 30000 });
+    if (!text.includes(cite(placeOrder)))
+      throw new Error(`panel lacks ${cite(placeOrder)}: ${text.slice(0, 1500)}`);
+  });
+
+  await step("07-chat-participant-with-scripted-model", async () => {
+    await wb.askChat(`@smartctx ${TASK}`);
+    const text = await wb.waitForChat(/Scripted answer\. Context had [1-9]\d* citations: /, {
+      timeout: 60000,
+    });
+    if (!/Context — \d+ definitions in full/.test(text))
+      throw new Error(`no pack summary in the chat: ${text}`);
+    const refs = await wb.chatReferences();
+    log(`chat references: ${refs.join("; ")}`);
+    if (!refs.some((r) => r.startsWith(`pricing.py:${computeTotal.start}-${computeTotal.end}`))) {
+      throw new Error(
+        `chat references lack pricing.py:${computeTotal.start}-${computeTotal.end}: ${refs.join("; ")}`,
+      );
+    }
+    const asked = fs.readFileSync(modelLog, "utf8").trim().split("\n").map(JSON.parse).at(-1);
+    if (!asked.messages.some((m) => m.text.includes(cite(computeTotal))))
+      throw new Error("the model was not sent the pack");
+  });
+
+  await step("08-lm-tool-invoked-in-host", async () => {
+    const report = await selfTest();
+    for (const c of report.checks)
+      log(`self-test ${c.ok ? "ok  " : "FAIL"} ${c.name}: ${c.detail.split("\n")[0]}`);
+    if (!report.ok)
+      throw new Error(
+        `self-test failed: ${report.checks
+          .filter((c) => !c.ok)
+          .map((c) => c.name)
+          .join(", ")}`,
+      );
+  });
+
+  await step("09-unsaved-edit-changes-next-pack", async () => {
+    await wb.openFile("app/pricing.py");
+    const lines = fs.readFileSync(path.join(workspace, "app/pricing.py"), "utf8").split("\n").length;
+    await wb.goTo(lines, 1);
+    await wb.type(
+      '\n\ndef loyalty_points(total: float) -> int:\n"""Points a customer earns for an order total."""\nreturn int(compute_total([("x", total, 1)]))\n',
+    );
+    const dirty = await wb.activeTab().getAttribute("class");
+    if (!/dirty/.test(dirty || "")) throw new Error("the edit was saved; it must stay an unsaved buffer");
+    await waitFor(
+      "a pack that holds the unsaved function",
+      async () => {
+        await wb.runCommand("SmartCtx: Context for Task…");
+        await wb.inputBox("Describe the task", "loyalty_points for an order total");
+        const text = await wb.webviewText("SmartCtx: loyalty_points", { timeout: 20000 });
+        return (
+          /loyalty_points/.test(text.split("\n").slice(3).join("\n")) && /app\/pricing\.py:2\d-2\d/.test(text)
+        );
+      },
+      { timeout: 45000, interval: 1000 },
+    );
+  });
+
+  await step("10-chat-add-context-resolves-to-a-pack", async () => {
+    await wb.openFile("app/service.py");
+    const pos = wordPosition("app/service.py", "def place_order", "place_order");
+    await wb.goTo(pos.line, pos.column + 2);
+    const chip = await wb.addChatContext("SmartCtx context", "SmartCtx: context for place_order");
+    // The tooltip comes from resolveAttachChatContext, i.e. from the pack the server made.
+    const tooltip = await wb.hoverText(chip);
+    if (!/\d+ definitions in full, \d+ by signature/.test(tooltip))
+      throw new Error(`attachment tooltip: ${tooltip}`);
+  });
+
+  await step("11-status-bar-click-then-reindex", async () => {
+    await wb.page
+      .locator(".part.statusbar .statusbar-item")
+      .filter({ hasText: /SmartCtx/ })
+      .first()
+      .click();
+    await wb.quickPick("Index status and actions", "Re-index");
+    await waitFor(
+      "the re-index notification",
+      async () => /SmartCtx: re-indexed \d+ files/.test(await wb.notificationsText()),
+      { timeout: 60000 },
+    );
+  });
+}
