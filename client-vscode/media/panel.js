@@ -2,6 +2,8 @@
 // what a click means. It reads nothing and renders nothing itself.
 (function () {
   const vscode = acquireVsCodeApi();
+  // The script runs after the body is parsed: the pack is on screen.
+  vscode.postMessage({ type: "rendered" });
   document.addEventListener("click", (event) => {
     const target =
       event.target instanceof Element ? event.target.closest("[data-item], [data-action]") : null;

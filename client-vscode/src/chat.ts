@@ -75,6 +75,7 @@ export function registerParticipant(parts: Parts): vscode.Disposable {
       );
       return {};
     }
+    const started = performance.now();
     stream.progress("Finding the code that matters…");
     const params = participantParams(request, editorFocus(parts.recent));
     let pack: WireContextPack;
@@ -85,6 +86,9 @@ export function registerParticipant(parts: Parts): vscode.Disposable {
       return { errorDetails: { message } };
     }
     for (const item of [...pack.bodies, ...pack.summaries]) stream.reference(citationLocation(item));
+    parts.server.log.info(
+      `@smartctx: first reference streamed in ${(performance.now() - started).toFixed(0)} ms`,
+    );
     if (pack.notFound) {
       stream.markdown("Nothing in the index matched this task. Try other words, or name a file or function.");
       return { metadata: { tokensUsed: pack.tokensUsed } };

@@ -53,25 +53,38 @@ async function fetchPack(
   );
 }
 
+// Fetches a pack and shows it in the panel; resolves once the panel has rendered it. The log keeps
+// the two times a user waits through: the server's answer, and the panel on screen.
 export async function showContext(
   parts: Parts,
   params: ContextForTaskParams,
   symbolId?: string,
 ): Promise<void> {
   try {
+    const started = performance.now();
     const found = await fetchPack(parts.server, params, symbolId);
     if (!found) return;
+    const answered = performance.now();
     const title = found.symbol
       ? `SmartCtx: ${found.symbol.qualifiedName}`
       : `SmartCtx: ${shortTitle(params.task ?? "")}`;
-    parts.panel.show({ title, ...found }, params);
+    await parts.panel.show({ title, ...found }, params);
+    parts.server.log.info(
+      `panel: pack in ${(answered - started).toFixed(0)} ms, rendered in ${(performance.now() - started).toFixed(0)} ms ` +
+        `(${found.pack.bodies.length} bodies, ${found.pack.summaries.length} summaries, ${found.pack.tokensUsed} tokens)`,
+    );
   } catch (error) {
     await showError(parts.server, error);
   }
 }
 
+// With a task argument (a keybinding's "args", another extension) the input box is skipped.
 export function contextForTask(parts: Parts) {
-  return async (): Promise<void> => {
+  return async (given?: unknown): Promise<void> => {
+    if (typeof given === "string" && given.trim()) {
+      await showContext(parts, { task: given, focus: editorFocus(parts.recent) });
+      return;
+    }
     const editor = vscode.window.activeTextEditor;
     const selected = editor && !editor.selection.isEmpty ? editor.document.getText(editor.selection) : "";
     const task = await vscode.window.showInputBox({

@@ -22,6 +22,7 @@ import { Server } from "./server";
 import { StatusBar } from "./status";
 
 export function activate(context: vscode.ExtensionContext): void {
+  const started = performance.now();
   const log = vscode.window.createOutputChannel("SmartCtx", { log: true });
   const server = new Server(context, log);
   const recent = new RecentEdits();
@@ -60,6 +61,7 @@ export function activate(context: vscode.ExtensionContext): void {
   );
   // Activation returns at once; the server starts in the background and the status bar follows it.
   void server.start();
+  log.info(`activated in ${(performance.now() - started).toFixed(1)} ms`);
 }
 
 export function deactivate(): void {

@@ -44,10 +44,15 @@ export function citationLocation(item: CitedItem): vscode.Location {
   );
 }
 
+// How long show() waits for the webview to say it rendered: a hidden or busy webview must not hang
+// the command that opened it.
+const RENDER_WAIT_MS = 5000;
+
 export class ContextPanel implements vscode.Disposable {
   private panel: vscode.WebviewPanel | undefined;
   private view: PanelView | undefined;
   private params: ContextForTaskParams | undefined;
+  private rendered: (() => void) | undefined;
 
   constructor(
     private readonly extensionUri: vscode.Uri,
@@ -58,7 +63,8 @@ export class ContextPanel implements vscode.Disposable {
     return this.view;
   }
 
-  show(view: PanelView, params: ContextForTaskParams): void {
+  // Shows the view; resolves once the webview has rendered it (or after RENDER_WAIT_MS).
+  show(view: PanelView, params: ContextForTaskParams): Promise<void> {
     this.view = view;
     this.params = params;
     const media = vscode.Uri.joinPath(this.extensionUri, "media");
@@ -75,6 +81,13 @@ export class ContextPanel implements vscode.Disposable {
       this.panel.webview.onDidReceiveMessage((message: WebviewMessage) => this.onMessage(message));
     }
     const webview = this.panel.webview;
+    const rendered = new Promise<void>((resolve) => {
+      const timer = setTimeout(resolve, RENDER_WAIT_MS);
+      this.rendered = () => {
+        clearTimeout(timer);
+        resolve();
+      };
+    });
     this.panel.title = view.title;
     webview.html = renderPanel(view, {
       nonce: randomBytes(16).toString("base64"),
@@ -83,13 +96,16 @@ export class ContextPanel implements vscode.Disposable {
       styleUri: webview.asWebviewUri(vscode.Uri.joinPath(media, "panel.css")).toString(),
     });
     this.panel.reveal(undefined, false);
+    return rendered;
   }
 
   private async onMessage(message: WebviewMessage): Promise<void> {
     const view = this.view;
     if (!view) return;
     try {
-      if (message.type === "open" && typeof message.item === "string") {
+      if (message.type === "rendered") {
+        this.rendered?.();
+      } else if (message.type === "open" && typeof message.item === "string") {
         const item = citedItem(view, message.item);
         if (item) await openCitation(item);
       } else if (message.type === "copy") {

@@ -220,6 +220,17 @@ export class Server implements vscode.Disposable {
     };
     const client = new lc.LanguageClient("smartctx", "SmartCtx", serverOptions, clientOptions);
     this.client = client;
+    this.lastIndexStatus = undefined;
+    // The client restarts a crashed server by itself (onClosed): the status bar follows it.
+    client.onDidChangeState((event) => {
+      if (this.client !== client || this.stopping) return;
+      if (event.newState === lc.State.Running) {
+        this.setState({ kind: "running", description: decision.description });
+      } else if (event.newState === lc.State.Starting) {
+        this.lastIndexStatus = undefined;
+        this.setState({ kind: "starting", description: decision.description });
+      }
+    });
     client.onNotification(ext.indexStatusNotification, (status) => {
       this.lastIndexStatus = status;
       this.statusEmitter.fire(status);
@@ -259,12 +270,12 @@ export class Server implements vscode.Disposable {
   }
 
   private async offerFixes(message: string): Promise<void> {
-    const install = "Install in a Private Environment";
-    const pick = "Select Interpreter…";
-    const choice = await vscode.window.showErrorMessage(message, install, pick, "Open Settings");
+    const install = "Install the Server";
+    const pick = "Select Interpreter";
+    const choice = await vscode.window.showErrorMessage(message, install, pick, "Settings");
     if (choice === install) await vscode.commands.executeCommand("smartctx.installServer");
     if (choice === pick) await this.pickInterpreter();
-    if (choice === "Open Settings")
+    if (choice === "Settings")
       await vscode.commands.executeCommand("workbench.action.openSettings", "smartctx.server");
   }
 

@@ -1,0 +1,37 @@
+// A newcomer without smartctx: the extension finds no interpreter that has it, says so with one-click
+// fixes, and "Install the Server" makes a venv in the extension's storage, pip-installs
+// the wheel the .vsix carries (its dependencies come from PyPI), and starts the server from it.
+// Run: client-vscode/test/e2e/run.sh --scenario client-vscode/test/e2e/install.e2e.mjs client-vscode/smartctx.vsix
+export const options = {
+  name: "install",
+  // No interpreter setting: the extension looks for one (no Python extension here; python3 on the
+  // PATH has no smartctx).
+  settings: { "smartctx.server.python": "" },
+  timeoutMs: 600000,
+};
+
+const INSTALL = "Install the Server";
+
+export default async function scenario({ wb, step, waitFor }) {
+  await step("20-missing-server-offers-fixes", async () => {
+    const toast = await waitFor(
+      "the notification that smartctx is missing",
+      async () => {
+        const text = await wb.notificationsText();
+        return /smartctx is not installed/.test(text) && text;
+      },
+      { timeout: 60000 },
+    );
+    for (const want of [INSTALL, "Select Interpreter", "python3 on the PATH"]) {
+      if (!toast.includes(want)) throw new Error(`the notification lacks "${want}": ${toast}`);
+    }
+    await wb.waitForStatusBar(/SmartCtx/);
+  });
+
+  await step("21-install-then-the-server-starts", async () => {
+    await wb.page.locator(".notifications-toasts .monaco-button", { hasText: INSTALL }).first().click();
+    await wb.inputBox("create the private environment with", "python3");
+    // pip downloads the server's dependencies: minutes on a cold cache.
+    await wb.waitForStatusBar(/SmartCtx: \d+ files/, { timeout: 540000 });
+  });
+}
