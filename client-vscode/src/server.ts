@@ -52,6 +52,14 @@ export type ServerState =
 
 export class ServerNotRunningError extends Error {}
 
+// The client logs its errors to the output channel without notifications of its own: this class
+// says what failed, once, with actions (giveUp, offerFixes).
+class QuietLanguageClient extends lc.LanguageClient {
+  override error(message: string, data?: unknown): void {
+    super.error(message, data, false);
+  }
+}
+
 export function settingsReader(): SettingsReader {
   const config = vscode.workspace.getConfiguration(ext.CONFIGURATION_SECTION);
   return {
@@ -202,8 +210,11 @@ export class Server implements vscode.Disposable {
       initializationOptions: wireSettings(settingsReader(), this.indexDir()),
       errorHandler: {
         error: () => ({ action: lc.ErrorAction.Continue }),
-        closed: () => this.onClosed(),
+        closed: () => this.onClosed(client),
       },
+      // Every restart is this class's (crashed): the client's own retries of a server that dies
+      // during initialize are not seen by the error handler and show their own errors.
+      initializationFailedHandler: () => false,
       middleware: {
         // The server's hover carries one command link, smartctx.contextForSymbol: trust exactly that
         // command, nothing else (the server escapes repository text, so it adds no links of its own).
@@ -218,19 +229,9 @@ export class Server implements vscode.Disposable {
         },
       },
     };
-    const client = new lc.LanguageClient("smartctx", "SmartCtx", serverOptions, clientOptions);
+    const client = new QuietLanguageClient("smartctx", "SmartCtx", serverOptions, clientOptions);
     this.client = client;
     this.lastIndexStatus = undefined;
-    // The client restarts a crashed server by itself (onClosed): the status bar follows it.
-    client.onDidChangeState((event) => {
-      if (this.client !== client || this.stopping) return;
-      if (event.newState === lc.State.Running) {
-        this.setState({ kind: "running", description: decision.description });
-      } else if (event.newState === lc.State.Starting) {
-        this.lastIndexStatus = undefined;
-        this.setState({ kind: "starting", description: decision.description });
-      }
-    });
     client.onNotification(ext.indexStatusNotification, (status) => {
       this.lastIndexStatus = status;
       this.statusEmitter.fire(status);
@@ -238,22 +239,44 @@ export class Server implements vscode.Disposable {
     try {
       await client.start();
     } catch (error) {
-      const message = `SmartCtx: the server did not start: ${String(error)}`;
-      this.log.error(message);
-      this.setState({ kind: "stopped", message });
+      this.log.error(`the server did not start: ${String(error)}`);
+      if (this.client === client) {
+        this.client = undefined;
+        this.crashed();
+      }
       return;
     }
-    this.setState({ kind: "running", description: decision.description });
+    // start() also resolves when initialize failed and the client gave up (onClosed has seen it).
+    if (this.client === client && client.isRunning()) {
+      this.setState({ kind: "running", description: decision.description });
+    }
   }
 
-  private onClosed(): lc.CloseHandlerResult {
-    if (this.stopping) return { action: lc.CloseAction.DoNotRestart, handled: true };
+  // The server exited while in use, or before it answered initialize: start a new one after a
+  // pause that grows with each crash, until MAX_RESTARTS within RESTART_WINDOW_MS.
+  private crashed(): void {
     const now = Date.now();
-    if (mayRestart(this.restartTimes, now)) {
-      this.restartTimes.push(now);
-      this.log.warn("the server stopped unexpectedly; restarting it");
-      return { action: lc.CloseAction.Restart, handled: true };
+    if (!mayRestart(this.restartTimes, now)) {
+      this.giveUp();
+      return;
     }
+    this.restartTimes.push(now);
+    const pauseMs = 500 * this.restartTimes.length;
+    this.log.warn(`restarting the server in ${pauseMs / 1000} s`);
+    this.setState({ kind: "starting", description: "restarting after a crash" });
+    this.scheduleStart(pauseMs);
+  }
+
+  private onClosed(client: lc.LanguageClient): lc.CloseHandlerResult {
+    if (!this.stopping && this.client === client) {
+      this.log.warn("the server stopped unexpectedly");
+      this.client = undefined;
+      this.crashed();
+    }
+    return { action: lc.CloseAction.DoNotRestart, handled: true };
+  }
+
+  private giveUp(): void {
     const message =
       "SmartCtx: the server stopped 5 times in 3 minutes and is not restarted. " +
       "The log says why; fix the cause, then restart it.";
@@ -266,7 +289,6 @@ export class Server implements vscode.Disposable {
         if (choice === "Open Settings")
           void vscode.commands.executeCommand("workbench.action.openSettings", "smartctx.server");
       });
-    return { action: lc.CloseAction.DoNotRestart, handled: true };
   }
 
   private async offerFixes(message: string): Promise<void> {
@@ -308,12 +330,22 @@ export class Server implements vscode.Disposable {
     return existsSync(path.join(checkout, "pyproject.toml")) ? checkout : undefined;
   }
 
+  // Restarts once the launch settings have stopped changing for RESTART_DEBOUNCE_MS.
   scheduleRestart(reason: string): void {
+    this.setTimer(() => this.restart(reason), RESTART_DEBOUNCE_MS);
+  }
+
+  private scheduleStart(delayMs: number): void {
+    this.setTimer(() => this.start(), delayMs);
+  }
+
+  // One pending (re)start at a time: a newer one replaces it.
+  private setTimer(run: () => Promise<void>, delayMs: number): void {
     if (this.restartTimer) clearTimeout(this.restartTimer);
     this.restartTimer = setTimeout(() => {
       this.restartTimer = undefined;
-      void this.restart(reason);
-    }, RESTART_DEBOUNCE_MS);
+      void run();
+    }, delayMs);
   }
 
   async restart(reason: string): Promise<void> {

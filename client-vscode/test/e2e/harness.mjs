@@ -862,8 +862,19 @@ export class Workbench {
 
   /** Sends `query` (e.g. "@smartctx …") in the chat view with the scripted model selected. */
   async askChat(query) {
-    await this.runCommand("E2E: Ask Chat with the Scripted Model");
-    await this.inputBox("Chat query for the scripted model", query);
+    // On a loaded machine the palette can swallow the command's own input box (a retried click
+    // reopens the palette over it): run the command again rather than fail.
+    for (let attempt = 1; ; attempt++) {
+      await this.runCommand("E2E: Ask Chat with the Scripted Model");
+      try {
+        await this.inputBox("Chat query for the scripted model", query, { timeout: 10000 });
+        return;
+      } catch (err) {
+        if (attempt === 3) throw err;
+        log(`askChat: no input box (attempt ${attempt}); running the command again`);
+        await this.closeQuickInput();
+      }
+    }
   }
 
   /** innerText of the visible chat session (requests, responses, buttons). */

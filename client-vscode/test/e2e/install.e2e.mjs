@@ -12,7 +12,7 @@ export const options = {
 
 const INSTALL = "Install the Server";
 
-export default async function scenario({ wb, step, waitFor }) {
+export default async function scenario({ s, wb, step, waitFor }) {
   await step("20-missing-server-offers-fixes", async () => {
     const toast = await waitFor(
       "the notification that smartctx is missing",
@@ -33,5 +33,38 @@ export default async function scenario({ wb, step, waitFor }) {
     await wb.inputBox("create the private environment with", "python3");
     // pip downloads the server's dependencies: minutes on a cold cache.
     await wb.waitForStatusBar(/SmartCtx: \d+ files/, { timeout: 540000 });
+  });
+
+  await step("22-crash-loop-stops-with-an-error", async () => {
+    // A server command that dies at once: the client restarts it four times, then gives up and says so.
+    s.updateSettings({ "smartctx.server.command": ["python3", "-c", "import sys; sys.exit(3)"] });
+    const toast = await waitFor(
+      "the crash-loop error",
+      async () => {
+        const text = await wb.notificationsText();
+        return /stopped 5 times in 3 minutes/.test(text) && text;
+      },
+      { timeout: 120000 },
+    );
+    for (const want of ["Show Log", "Restart Server"]) {
+      if (!toast.includes(want)) throw new Error(`the error lacks "${want}": ${toast}`);
+    }
+    const errorIcon = wb.page
+      .locator(".part.statusbar .statusbar-item", { hasText: "SmartCtx" })
+      .locator(".codicon-error");
+    let seen = [];
+    await waitFor(
+      () => `the status bar item to show the error (seen: ${seen.join(" → ")})`,
+      async () => {
+        seen = await wb.statusBarHistory(/SmartCtx/);
+        return (await errorIcon.count()) > 0;
+      },
+      { timeout: 10000 },
+    );
+  });
+
+  await step("23-clearing-the-command-restarts-from-the-private-environment", async () => {
+    s.updateSettings({ "smartctx.server.command": [] });
+    await wb.waitForStatusBar(/SmartCtx: \d+ files/, { timeout: 120000 });
   });
 }
