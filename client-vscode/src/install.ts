@@ -3,7 +3,6 @@
 // then starts from it (launch.ts puts it after the Python extension's interpreter).
 import { spawn } from "node:child_process";
 import { rm } from "node:fs/promises";
-import * as path from "node:path";
 import * as vscode from "vscode";
 import type { Server } from "./server";
 
@@ -58,7 +57,7 @@ export async function installPrivateEnvironment(server: Server): Promise<void> {
   )?.trim();
   if (!basePython) return;
   const environment = server.privateEnvironment;
-  const python = path.join(environment, process.platform === "win32" ? "Scripts/python.exe" : "bin/python");
+  const python = server.privateEnvironmentPython;
   await vscode.window.withProgress(
     {
       location: vscode.ProgressLocation.Notification,

@@ -121,12 +121,15 @@ export class Server implements vscode.Disposable {
     return path.join(this.context.globalStorageUri.fsPath, "venv");
   }
 
-  private privatePython(): string | undefined {
-    const python = path.join(
+  get privateEnvironmentPython(): string {
+    return path.join(
       this.privateEnvironment,
       process.platform === "win32" ? "Scripts/python.exe" : "bin/python",
     );
-    return existsSync(python) ? python : undefined;
+  }
+
+  private privatePython(): string | undefined {
+    return existsSync(this.privateEnvironmentPython) ? this.privateEnvironmentPython : undefined;
   }
 
   private indexDir(): string | undefined {
@@ -281,14 +284,12 @@ export class Server implements vscode.Disposable {
       "SmartCtx: the server stopped 5 times in 3 minutes and is not restarted. " +
       "The log says why; fix the cause, then restart it.";
     this.setState({ kind: "stopped", message });
-    void vscode.window
-      .showErrorMessage(message, "Show Log", "Restart Server", "Open Settings")
-      .then((choice) => {
-        if (choice === "Show Log") this.log.show();
-        if (choice === "Restart Server") void this.restart("restart requested");
-        if (choice === "Open Settings")
-          void vscode.commands.executeCommand("workbench.action.openSettings", "smartctx.server");
-      });
+    void vscode.window.showErrorMessage(message, "Show Log", "Restart Server", "Settings").then((choice) => {
+      if (choice === "Show Log") this.log.show();
+      if (choice === "Restart Server") void this.restart("restart requested");
+      if (choice === "Settings")
+        void vscode.commands.executeCommand("workbench.action.openSettings", "smartctx.server");
+    });
   }
 
   private async offerFixes(message: string): Promise<void> {
