@@ -35,12 +35,15 @@ from pygls.protocol import (
     JsonRPCRequestMessage,
     JsonRPCResponseMessage,
 )
-from pygls.uris import to_fs_path
 
 from smartctx.core.context import ContextPack, ContextRequest, InvalidRequestError, NodeChangedError
+from smartctx.live.live_index import IndexNotAvailableError
+from smartctx.live.paths import file_uri_path
+from smartctx.live.status import StatusCounts
+from smartctx.live.tasks import BackgroundTasks
+from smartctx.live.workspace import Folder, Workspace
 from smartctx.lsp.client_log import ClientLogHandler
 from smartctx.lsp.convert import (
-    StatusCounts,
     context_requests,
     expand_id,
     node_to_wire,
@@ -48,7 +51,6 @@ from smartctx.lsp.convert import (
     status_to_wire,
 )
 from smartctx.lsp.hover import hover_markdown
-from smartctx.lsp.live_index import IndexNotAvailableError
 from smartctx.lsp.protocol import (
     CONTEXT_FOR_TASK,
     EXPAND,
@@ -60,8 +62,6 @@ from smartctx.lsp.protocol import (
     WireNode,
 )
 from smartctx.lsp.settings import Settings, apply_changed_settings, parse_settings
-from smartctx.lsp.tasks import BackgroundTasks
-from smartctx.lsp.workspace import Folder, Workspace
 from smartctx.output.pack_json import pack_to_wire
 from smartctx.retrieval.pipeline import CancelledError as PipelineCancelledError
 
@@ -141,7 +141,7 @@ class SmartctxServer(LanguageServer):
             log.warning("no workspace folder to index (rootUri %s); requests will fail", params.root_uri)
 
     def _add_folder(self, uri: str, name: str) -> Folder | None:
-        fs_path = to_fs_path(uri) if uri.startswith("file:") else None
+        fs_path = file_uri_path(uri)
         if self.folders is None or fs_path is None:
             log.warning("workspace folder %s is not a file: URI; it is not indexed", uri)
             return None
