@@ -11,11 +11,11 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from smartctx.core.context import ContextOptions, ContextRequest, Focus, InvalidRequestError, NodeDetail
+from smartctx.core.context import ContextOptions, ContextRequest, Focus, InvalidRequestError
 from smartctx.indexing.indexer import IndexReport
 from smartctx.live.paths import innermost_folder
 from smartctx.live.status import StatusCounts
-from smartctx.lsp.protocol import OPTION_FIELDS, IndexStatus, ReindexResult, WireNode
+from smartctx.lsp.protocol import OPTION_FIELDS, IndexStatus, ReindexResult
 
 log = logging.getLogger(__name__)
 
@@ -113,28 +113,6 @@ def expand_id(params: Any) -> str:
             f"got {params!r}"
         )
     return wire_id
-
-
-def node_to_wire(node: NodeDetail) -> WireNode:
-    wire: WireNode = {
-        "id": node.id,
-        "kind": node.kind,
-        "name": node.name,
-        "qualifiedName": node.qualified_name,
-        "language": node.language,
-        "filePath": node.file_path,
-        "startLine": node.start_line,
-        "endLine": node.end_line,
-        "citation": node.citation,
-        "signature": node.signature,
-        "doc": node.doc,
-        "source": node.source,
-        "tokens": node.tokens,
-        "warnings": [{"code": w.code, "nodeId": w.node_id, "message": w.message} for w in node.warnings],
-    }
-    if node.workspace_folder is not None:
-        wire["workspaceFolder"] = node.workspace_folder
-    return wire
 
 
 def reindex_to_wire(reports: Sequence[IndexReport]) -> ReindexResult:

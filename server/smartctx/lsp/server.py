@@ -46,7 +46,6 @@ from smartctx.lsp.client_log import ClientLogHandler
 from smartctx.lsp.convert import (
     context_requests,
     expand_id,
-    node_to_wire,
     reindex_to_wire,
     status_to_wire,
 )
@@ -59,10 +58,9 @@ from smartctx.lsp.protocol import (
     REINDEX_COMMAND,
     IndexStatus,
     ReindexResult,
-    WireNode,
 )
 from smartctx.lsp.settings import Settings, apply_changed_settings, parse_settings
-from smartctx.output.pack_json import pack_to_wire
+from smartctx.output.pack_json import node_to_wire, pack_to_wire
 from smartctx.retrieval.pipeline import CancelledError as PipelineCancelledError
 
 log = logging.getLogger(__name__)
@@ -390,7 +388,7 @@ def build_server() -> SmartctxServer:
         return pack_to_wire(pack)
 
     @server.feature(EXPAND)
-    async def expand(ls: SmartctxServer, params: Any) -> WireNode:
+    async def expand(ls: SmartctxServer, params: Any) -> dict[str, Any]:
         with invalid_params():
             wire_id = expand_id(params)
         workspace = ls.require_workspace()
