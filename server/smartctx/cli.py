@@ -130,6 +130,23 @@ def _argument_parser() -> argparse.ArgumentParser:
         help="for debugging: listen on HOST:PORT for one client instead of using stdio",
     )
     serve.set_defaults(handler=_serve_command)
+
+    mcp = commands.add_parser(
+        "mcp", help="run the MCP server over stdio for agents (Claude Code, Cursor, …; logs go to stderr)"
+    )
+    mcp.add_argument(
+        "--root",
+        action="append",
+        default=[],
+        metavar="PATH",
+        help="a folder to serve (repeat for several; default: the client's roots, else the current folder)",
+    )
+    mcp.add_argument(
+        "--index-dir",
+        type=Path,
+        help="the folder holding one index per served folder (default: the user cache folder)",
+    )
+    mcp.set_defaults(handler=_mcp_command)
     return parser
 
 
@@ -309,6 +326,14 @@ def _serve_command(args: argparse.Namespace) -> int:
     from smartctx.lsp.server import serve
 
     return serve(tcp=args.tcp)
+
+
+def _mcp_command(args: argparse.Namespace) -> int:
+    roots = [_workspace(path) for path in args.root]
+    # Imported here: the other commands never pay for loading the MCP SDK.
+    from smartctx.mcp.server import serve
+
+    return serve(roots, args.index_dir)
 
 
 if __name__ == "__main__":

@@ -237,7 +237,7 @@ async def test_an_index_that_cannot_be_opened_is_reported_and_every_request_says
     assert str(index_dir) in failed["message"]
     # Logged on the index thread, forwarded to the client by the event loop.
     errors = [log.message for log in client.log_messages if log.type == types.MessageType.Error]
-    assert errors == [f"smartctx.lsp.live_index: {failed['message']}"]
+    assert errors == [f"smartctx.live.live_index: {failed['message']}"]
     assert error.value.message == failed["message"]
     assert error.value.code == INDEX_UNAVAILABLE_CODE
     assert (await client.protocol.send_request_async(INDEX_STATUS, None)) == failed

@@ -199,6 +199,40 @@ def test_secrets_in_code_are_redacted(tmp_path: Path, counter: TokenCounter) -> 
         secret_store.close()
 
 
+def test_secrets_in_signatures_and_docs_are_redacted_in_the_json_too(
+    tmp_path: Path, counter: TokenCounter
+) -> None:
+    """Summaries and expanded nodes carry the signature and doc as fields of their own, beside the text."""
+    root = tmp_path / "ws"
+    root.mkdir()
+    token = "ghp_" + "a1B2c3D4e5F6g7H8i9J0k1L2m3N4o5P6q7R8"
+    key = "AKIA" + "QRSTUVWXYZ234567"
+    # Two definitions alike, so that one is packed in full and the other is summarised.
+    (root / "vault.py").write_text(
+        "".join(
+            f'def {name}_vault(region, token="{token}"):\n'
+            f'    """{name.title()} the vault with key {key}."""\n'
+            "    return region\n\n\n"
+            for name in ("open", "close")
+        )
+    )
+    secret_store = IndexStore(root, tmp_path / "index")
+    try:
+        Indexer(root, secret_store, IndexConfig(workers=0)).reconcile()
+        with secret_store.snapshot() as snapshot:
+            request = ContextRequest("open or close the vault", ContextOptions(max_bodies=1))
+            pack = build_context(request, snapshot, counter, WorkspaceSources(root))
+            detail = expand_node(snapshot, WorkspaceSources(root), counter, "vault.py::open_vault")
+    finally:
+        secret_store.close()
+    assert len(pack.bodies) == 1 and len(pack.summaries) == 1
+    wire = json.dumps(pack_to_wire(pack))
+    assert token not in wire and key not in wire
+    assert "[REDACTED]" in pack.summaries[0].signature and "[REDACTED]" in pack.summaries[0].doc
+    assert token not in detail.signature + detail.doc + detail.source and key not in detail.doc
+    assert "secret-redacted" in {warning.code for warning in detail.warnings}
+
+
 def test_nothing_matches_says_not_found(store: IndexStore, workspace: Path, counter: TokenCounter) -> None:
     pack = run(store, workspace, counter, "zzqx wvut")
     assert pack.not_found and not pack.bodies and not pack.summaries

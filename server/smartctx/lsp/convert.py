@@ -7,57 +7,17 @@ the field and says what is allowed, so the server can answer ``InvalidParams`` a
 from __future__ import annotations
 
 import logging
-import os
 from collections.abc import Sequence
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from pygls.uris import to_fs_path
-
-from smartctx.core.context import ContextOptions, ContextRequest, Focus, InvalidRequestError, NodeDetail
+from smartctx.core.context import ContextOptions, ContextRequest, Focus, InvalidRequestError
 from smartctx.indexing.indexer import IndexReport
-from smartctx.lsp.protocol import OPTION_FIELDS, IndexStatus, ReindexResult, WireNode
+from smartctx.live.paths import innermost_folder
+from smartctx.live.status import StatusCounts
+from smartctx.lsp.protocol import OPTION_FIELDS, IndexStatus, ReindexResult
 
 log = logging.getLogger(__name__)
-
-
-@dataclass(frozen=True)
-class StatusCounts:
-    indexing: bool
-    files_done: int
-    files_total: int
-    pending_files: int
-    # Why the index could not be opened, if it could not.
-    error: str | None = None
-
-
-def workspace_path(root: Path, uri: str) -> str | None:
-    """The workspace-relative POSIX path of a ``file:`` URI, or None when it lies outside ``root``.
-
-    Symbolic links are resolved first, so a link that leaves the workspace counts as outside.
-    """
-    fs_path = to_fs_path(uri) if uri.startswith("file:") else None
-    if fs_path is None:
-        return None
-    full = Path(os.path.realpath(fs_path))
-    try:
-        relative = full.relative_to(root)
-    except ValueError:
-        return None
-    return relative.as_posix() if relative.parts else None
-
-
-def innermost_folder(roots: Sequence[Path], uri: str) -> tuple[int, str] | None:
-    """The position of the innermost of ``roots`` holding a ``file:`` URI, and the URI's path
-    relative to it; None when no root holds it. Nested workspace folders route to the inner one."""
-    found: tuple[int, str] | None = None
-    depth = -1
-    for position, root in enumerate(roots):
-        path = workspace_path(root, uri)
-        if path is not None and len(root.parts) > depth:
-            found, depth = (position, path), len(root.parts)
-    return found
 
 
 def context_requests(params: Any, roots: Sequence[Path], defaults: ContextOptions) -> list[ContextRequest]:
@@ -155,28 +115,6 @@ def expand_id(params: Any) -> str:
     return wire_id
 
 
-def node_to_wire(node: NodeDetail) -> WireNode:
-    wire: WireNode = {
-        "id": node.id,
-        "kind": node.kind,
-        "name": node.name,
-        "qualifiedName": node.qualified_name,
-        "language": node.language,
-        "filePath": node.file_path,
-        "startLine": node.start_line,
-        "endLine": node.end_line,
-        "citation": node.citation,
-        "signature": node.signature,
-        "doc": node.doc,
-        "source": node.source,
-        "tokens": node.tokens,
-        "warnings": [{"code": w.code, "nodeId": w.node_id, "message": w.message} for w in node.warnings],
-    }
-    if node.workspace_folder is not None:
-        wire["workspaceFolder"] = node.workspace_folder
-    return wire
-
-
 def reindex_to_wire(reports: Sequence[IndexReport]) -> ReindexResult:
     """The re-index of one or more folders: counts add up; they ran side by side, so the time is
     the longest one's."""
@@ -189,22 +127,9 @@ def reindex_to_wire(reports: Sequence[IndexReport]) -> ReindexResult:
     }
 
 
-def aggregate_status(counts: Sequence[StatusCounts]) -> StatusCounts:
-    """The status of several folders as one: indexing while any is, counts summed, and every
-    folder's open error (which makes the state "failed")."""
-    errors = [count.error for count in counts if count.error]
-    return StatusCounts(
-        indexing=any(count.indexing for count in counts),
-        files_done=sum(count.files_done for count in counts),
-        files_total=sum(count.files_total for count in counts),
-        pending_files=sum(count.pending_files for count in counts),
-        error="; ".join(errors) if errors else None,
-    )
-
-
 def status_to_wire(counts: StatusCounts) -> IndexStatus:
     status: IndexStatus = {
-        "state": "failed" if counts.error else "indexing" if counts.indexing else "ready",
+        "state": counts.state,
         "filesDone": counts.files_done,
         "filesTotal": counts.files_total,
         "pendingFiles": counts.pending_files,

@@ -35,20 +35,21 @@ from pygls.protocol import (
     JsonRPCRequestMessage,
     JsonRPCResponseMessage,
 )
-from pygls.uris import to_fs_path
 
 from smartctx.core.context import ContextPack, ContextRequest, InvalidRequestError, NodeChangedError
+from smartctx.live.live_index import IndexNotAvailableError
+from smartctx.live.paths import file_uri_path
+from smartctx.live.status import StatusCounts
+from smartctx.live.tasks import BackgroundTasks
+from smartctx.live.workspace import Folder, Workspace
 from smartctx.lsp.client_log import ClientLogHandler
 from smartctx.lsp.convert import (
-    StatusCounts,
     context_requests,
     expand_id,
-    node_to_wire,
     reindex_to_wire,
     status_to_wire,
 )
 from smartctx.lsp.hover import hover_markdown
-from smartctx.lsp.live_index import IndexNotAvailableError
 from smartctx.lsp.protocol import (
     CONTEXT_FOR_TASK,
     EXPAND,
@@ -57,12 +58,9 @@ from smartctx.lsp.protocol import (
     REINDEX_COMMAND,
     IndexStatus,
     ReindexResult,
-    WireNode,
 )
 from smartctx.lsp.settings import Settings, apply_changed_settings, parse_settings
-from smartctx.lsp.tasks import BackgroundTasks
-from smartctx.lsp.workspace import Folder, Workspace
-from smartctx.output.pack_json import pack_to_wire
+from smartctx.output.pack_json import node_to_wire, pack_to_wire
 from smartctx.retrieval.pipeline import CancelledError as PipelineCancelledError
 
 log = logging.getLogger(__name__)
@@ -144,7 +142,7 @@ class SmartctxServer(LanguageServer):
             log.warning("no workspace folder to index (rootUri %s); requests will fail", params.root_uri)
 
     def _add_folder(self, uri: str, name: str) -> Folder | None:
-        fs_path = to_fs_path(uri) if uri.startswith("file:") else None
+        fs_path = file_uri_path(uri)
         if self.folders is None or fs_path is None:
             log.warning("workspace folder %s is not a file: URI; it is not indexed", uri)
             return None
@@ -393,7 +391,7 @@ def build_server() -> SmartctxServer:
         return pack_to_wire(pack)
 
     @server.feature(EXPAND)
-    async def expand(ls: SmartctxServer, params: Any) -> WireNode:
+    async def expand(ls: SmartctxServer, params: Any) -> dict[str, Any]:
         with invalid_params():
             wire_id = expand_id(params)
         workspace = ls.require_workspace()

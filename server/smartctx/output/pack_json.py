@@ -1,13 +1,14 @@
-"""The context pack as JSON (design.md §4): camelCase keys, 1-based inclusive lines.
+"""The context pack and an expanded node as JSON (design.md §4): camelCase keys, 1-based inclusive lines.
 
-The one place a pack becomes wire data; the CLI prints it and the language server sends it.
+The one place they become wire data; the CLI prints it, the language server and the MCP server send
+it. ``lsp/protocol.py`` declares the shapes.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-from smartctx.core.context import ContextPack
+from smartctx.core.context import ContextPack, NodeDetail
 from smartctx.core.history import ImpactSection, RecentChange
 
 
@@ -81,6 +82,27 @@ def pack_to_wire(pack: ContextPack) -> dict[str, Any]:
     if pack.impact is not None:
         wire["impact"] = _impact_to_wire(pack.impact)
     return wire
+
+
+def node_to_wire(node: NodeDetail) -> dict[str, Any]:
+    """One definition in full, as ``smartctx/expand`` and the MCP tool ``expand_symbol`` answer."""
+    wire: dict[str, Any] = {
+        "id": node.id,
+        "kind": node.kind,
+        "name": node.name,
+        "qualifiedName": node.qualified_name,
+        "language": node.language,
+        "filePath": node.file_path,
+        "startLine": node.start_line,
+        "endLine": node.end_line,
+        "citation": node.citation,
+        "signature": node.signature,
+        "doc": node.doc,
+        "source": node.source,
+        "tokens": node.tokens,
+        "warnings": [{"code": w.code, "nodeId": w.node_id, "message": w.message} for w in node.warnings],
+    }
+    return _with_folder(wire, node.workspace_folder)
 
 
 def _with_folder(item: dict[str, Any], workspace_folder: str | None) -> dict[str, Any]:

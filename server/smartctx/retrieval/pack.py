@@ -294,8 +294,9 @@ def _summary_item(item: ScoredNode, tokens: int) -> SummaryItem:
         start_line=node.start_line,
         end_line=node.end_line,
         citation=citation(node.path, node.start_line, node.end_line),
-        signature=node.signature,
-        doc=node.doc,
+        # The summary line is redacted as a whole; the fields that go out as JSON are redacted too.
+        signature=redact(node.signature)[0],
+        doc=redact(node.doc)[0],
         score=round(item.score, 6),
         tokens=tokens,
     )

@@ -59,6 +59,9 @@ def expand_node(
         raise NodeChangedError(f"{reason}; the index catches up with the file shortly, then ask again")
     start, end, lines = located
     source, redactions = redact("".join(lines))
+    signature, signature_redactions = redact(node.signature)
+    doc, doc_redactions = redact(node.doc)
+    redactions += signature_redactions + doc_redactions
     if redactions:
         warnings.append(Warning("secret-redacted", f"{redactions} secret(s) replaced", node_id(node)))
     return NodeDetail(
@@ -71,8 +74,8 @@ def expand_node(
         start_line=start,
         end_line=end,
         citation=citation(node.path, start, end),
-        signature=node.signature,
-        doc=node.doc,
+        signature=signature,
+        doc=doc,
         source=source,
         tokens=counter.count(source),
         warnings=tuple(warnings),

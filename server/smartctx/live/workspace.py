@@ -37,9 +37,10 @@ from smartctx.core.history import FileSpans, RecentChange
 from smartctx.core.tokens import TokenCounter
 from smartctx.indexing.indexer import IndexReport
 from smartctx.indexing.sources import WorkspaceSources
-from smartctx.lsp.convert import StatusCounts, aggregate_status, innermost_folder
-from smartctx.lsp.live_index import IndexNotAvailableError, LiveIndex
-from smartctx.lsp.tasks import BackgroundTasks
+from smartctx.live.live_index import IndexNotAvailableError, LiveIndex
+from smartctx.live.paths import innermost_folder
+from smartctx.live.status import StatusCounts, aggregate_status
+from smartctx.live.tasks import BackgroundTasks
 from smartctx.retrieval.folders import FOLDER_SEPARATOR, FolderIndex, build_context_multi
 from smartctx.retrieval.pipeline import build_context
 from smartctx.retrieval.symbols import expand_node, symbol_at

@@ -6,11 +6,11 @@ change. Queries (workspace.py) run on a small pool, each on its own read-only sn
 answered from whatever is committed, even while the first index runs.
 
 Freshness: a :class:`Watcher` (its own thread) feeds changed paths into the same queue as saves and
-``workspace/didChangeWatchedFiles``. Its watches are placed before the first index scans, so a change
-made while that index runs is queued and applied right after it. Whatever piles up while the index
-thread is busy becomes one batch (a branch switch parses in the worker processes); a request for a
-full reconcile (lost events, an ignore file changed, the periodic safety net) runs on the index
-thread and is coalesced with any other one still waiting.
+the changes a client reports (LSP's ``workspace/didChangeWatchedFiles``). Its watches are placed
+before the first index scans, so a change made while that index runs is queued and applied right
+after it. Whatever piles up while the index thread is busy becomes one batch (a branch switch parses
+in the worker processes); a request for a full reconcile (lost events, an ignore file changed, the
+periodic safety net) runs on the index thread and is coalesced with any other one still waiting.
 """
 
 from __future__ import annotations
@@ -27,8 +27,8 @@ from smartctx.history.changes import GitHistory
 from smartctx.indexing.indexer import IndexConfig, Indexer, IndexReport
 from smartctx.indexing.scanner import ScanConfig
 from smartctx.indexing.watcher import Watcher
-from smartctx.lsp.convert import StatusCounts
-from smartctx.lsp.tasks import BackgroundTasks
+from smartctx.live.status import StatusCounts
+from smartctx.live.tasks import BackgroundTasks
 from smartctx.store.database import IndexUnavailableError
 from smartctx.store.index_store import IndexStore
 from smartctx.store.snapshot import IndexSnapshot

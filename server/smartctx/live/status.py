@@ -1,0 +1,35 @@
+"""What a live index reports about itself: plain counts that each front end puts on its own wire."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Literal
+
+
+@dataclass(frozen=True)
+class StatusCounts:
+    indexing: bool
+    files_done: int
+    files_total: int
+    pending_files: int
+    # Why the index could not be opened, if it could not.
+    error: str | None = None
+
+    @property
+    def state(self) -> Literal["indexing", "ready", "failed"]:
+        """``failed`` when the index cannot be opened, else ``indexing`` while work runs, else ``ready``."""
+        return "failed" if self.error else "indexing" if self.indexing else "ready"
+
+
+def aggregate_status(counts: Sequence[StatusCounts]) -> StatusCounts:
+    """The status of several folders as one: indexing while any is, counts summed, and every
+    folder's open error (which makes the state "failed")."""
+    errors = [count.error for count in counts if count.error]
+    return StatusCounts(
+        indexing=any(count.indexing for count in counts),
+        files_done=sum(count.files_done for count in counts),
+        files_total=sum(count.files_total for count in counts),
+        pending_files=sum(count.pending_files for count in counts),
+        error="; ".join(errors) if errors else None,
+    )

@@ -1,0 +1,117 @@
+"""Core answers -> MCP tool results: text for the model, JSON for programs, links for citations.
+
+Every result carries the answer twice, as the protocol suggests: Markdown in ``content`` (what a
+model reads) and the same data as JSON in ``structuredContent`` (the pack in the wire shape of
+design.md §4, exactly what ``smartctx context --format json`` prints). Each citation also becomes a
+``resource_link`` to the file, its lines in the URI's fragment (``#L12-L40``) and its description.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import mcp_types as types
+
+from smartctx.core.context import ContextPack, NodeDetail
+from smartctx.live.status import StatusCounts
+from smartctx.live.workspace import Folder
+from smartctx.output.pack_json import node_to_wire, pack_to_wire
+
+# Source files are text; a client that wants a finer type can look at the extension.
+CODE_MIME_TYPE = "text/plain"
+
+
+def pack_result(pack: ContextPack, folders: Sequence[Folder]) -> types.CallToolResult:
+    wire = pack_to_wire(pack)
+    content: list[types.ContentBlock] = []
+    pending = pack.freshness.pending_files
+    if pending:
+        content.append(types.TextContent(text=_pending_note(pending)))
+    content.append(types.TextContent(text=pack.text))
+    items = [*wire["bodies"], *wire["summaries"]]
+    content.extend(_citation_link(item, folders) for item in items)
+    return types.CallToolResult(content=content, structured_content=wire)
+
+
+def node_result(node: NodeDetail, folders: Sequence[Folder]) -> types.CallToolResult:
+    wire = node_to_wire(node)
+    lines = [f"{node.kind} `{node.qualified_name}` at {node.citation}"]
+    if node.doc:
+        lines.append(node.doc)
+    lines += [f"```{node.language}", node.source.rstrip("\n"), "```"]
+    lines += [f"Note ({warning.code}): {warning.message}" for warning in node.warnings]
+    text = "\n".join(lines) + "\n"
+    content: list[types.ContentBlock] = [types.TextContent(text=text), _citation_link(wire, folders)]
+    return types.CallToolResult(content=content, structured_content=wire)
+
+
+def status_result(status: StatusCounts, folders: Sequence[Folder]) -> types.CallToolResult:
+    wire: dict[str, Any] = {
+        **_counts_to_wire(status),
+        "folders": [
+            {"name": folder.name, "uri": folder.uri, "path": str(folder.root), **_counts_to_wire(counts)}
+            for folder, counts in ((folder, folder.index.status()) for folder in folders)
+        ],
+    }
+    return types.CallToolResult(
+        content=[types.TextContent(text=status_text(status, len(folders)))], structured_content=wire
+    )
+
+
+def error_result(message: str) -> types.CallToolResult:
+    """A tool error the model can read and act on; the server keeps serving."""
+    return types.CallToolResult(content=[types.TextContent(text=message)], is_error=True)
+
+
+def status_text(status: StatusCounts, folder_count: int) -> str:
+    folders = "1 workspace folder" if folder_count == 1 else f"{folder_count} workspace folders"
+    if status.error:
+        return f"The index of {folders} failed: {status.error}"
+    if status.indexing and not status.files_total:
+        return f"Indexing {folders}: looking for files."
+    if status.indexing:
+        return (
+            f"Indexing {folders}: {status.files_done:,} of {status.files_total:,} files done,"
+            f" {status.pending_files:,} pending."
+        )
+    pending = f", {status.pending_files:,} changes pending" if status.pending_files else ""
+    return f"The index of {folders} is ready: {status.files_total:,} files checked{pending}."
+
+
+def _pending_note(pending_files: int) -> str:
+    """Said before a pack built while the index was catching up, as its freshness stamp says."""
+    files = "1 file is" if pending_files == 1 else f"{pending_files:,} files are"
+    return (
+        f"Note: the index is still being built ({files} waiting to be indexed); this answer covers only "
+        "what is indexed so far. Ask again later, or call index_status to see how far it is."
+    )
+
+
+def _counts_to_wire(counts: StatusCounts) -> dict[str, Any]:
+    wire: dict[str, Any] = {
+        "state": counts.state,
+        "filesDone": counts.files_done,
+        "filesTotal": counts.files_total,
+        "pendingFiles": counts.pending_files,
+    }
+    if counts.error:
+        wire["message"] = counts.error
+    return wire
+
+
+def _citation_link(item: dict[str, Any], folders: Sequence[Folder]) -> types.ResourceLink:
+    """A link to the cited lines. Items of a multi-folder pack name their folder; with one folder,
+    paths are relative to it."""
+    folder_uri = item.get("workspaceFolder")
+    folder = next((f for f in folders if f.uri == folder_uri), folders[0])
+    start, end = item["startLine"], item["endLine"]
+    uri = (folder.root / Path(item["filePath"])).as_uri() + f"#L{start}-L{end}"
+    return types.ResourceLink(
+        uri=uri,
+        name=item["citation"],
+        title=f"{item['qualifiedName']} ({item['filePath']}:{start}-{end})",
+        description=f"{item['kind']} {item['qualifiedName']}, lines {start}-{end} of {item['filePath']}",
+        mime_type=CODE_MIME_TYPE,
+    )

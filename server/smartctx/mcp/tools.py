@@ -1,0 +1,265 @@
+"""The MCP tools: their names, JSON schemas and descriptions, and their arguments as core values.
+
+Descriptions are written for the model that chooses and fills the tools: what each is for, when to
+call it, what comes back. Arguments are checked here, by hand, so every mistake becomes a message
+that names the field and says what is allowed (the SDK's schema check would stop at the first
+violation with a message written for programmers).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from smartctx.core.context import ContextOptions, ContextRequest, Focus, InvalidRequestError
+from smartctx.live.paths import innermost_folder
+
+GET_CONTEXT_FOR_TASK = "get_context_for_task"
+EXPAND_SYMBOL = "expand_symbol"
+INDEX_STATUS = "index_status"
+
+# The options a model may set, by argument name: the ContextOptions field and the JSON type.
+_INTEGER_OPTIONS = {
+    "budgetTokens": "budget_tokens",
+    "maxBodies": "max_bodies",
+    "maxSummaries": "max_summaries",
+    "hopDepth": "hop_depth",
+}
+_BOOLEAN_OPTIONS = {"includePRs": "include_prs", "includeImpact": "include_impact"}
+_STRING_OPTIONS = {"prCutoff": "pr_cutoff"}
+
+CONTEXT_ARGUMENTS = ("task", *_INTEGER_OPTIONS, *_BOOLEAN_OPTIONS, *_STRING_OPTIONS, "focusFile")
+
+_DEFAULTS = ContextOptions()
+
+CONTEXT_INPUT_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "properties": {
+        "task": {
+            "type": "string",
+            "minLength": 1,
+            "description": (
+                "What you are about to do, in plain words, with every name you already know: "
+                "functions, classes, files, error messages or a whole stack trace. Names and paths "
+                "weigh more than prose."
+            ),
+        },
+        "budgetTokens": {
+            "type": "integer",
+            "minimum": 1,
+            "maximum": 1_000_000,
+            "description": (
+                f"Tokens the whole answer may use, counted exactly (default {_DEFAULTS.budget_tokens})."
+            ),
+        },
+        "maxBodies": {
+            "type": "integer",
+            "minimum": 0,
+            "maximum": 200,
+            "description": f"Definitions to include in full (default {_DEFAULTS.max_bodies}).",
+        },
+        "maxSummaries": {
+            "type": "integer",
+            "minimum": 0,
+            "maximum": 1000,
+            "description": (
+                f"Further definitions to list by signature and doc (default {_DEFAULTS.max_summaries})."
+            ),
+        },
+        "hopDepth": {
+            "type": "integer",
+            "minimum": 0,
+            "maximum": 3,
+            "description": (
+                "How far to follow calls, imports and inheritance from the direct matches "
+                f"(default {_DEFAULTS.hop_depth})."
+            ),
+        },
+        "includePRs": {
+            "type": "boolean",
+            "description": (
+                "Add, under each full definition, the pull requests or commits behind its current lines."
+            ),
+        },
+        "prCutoff": {
+            "type": "string",
+            "description": (
+                "With includePRs: leave out changes after this ISO 8601 date or date-time (e.g. 2024-05-01)."
+            ),
+        },
+        "includeImpact": {
+            "type": "boolean",
+            "description": (
+                "Add what depends on the top definition: callers, subclasses, importers, other uses."
+            ),
+        },
+        "focusFile": {
+            "type": "string",
+            "description": (
+                "A file you are working in (path relative to the workspace, absolute path, or file:// URI); "
+                "its definitions and neighbours rank higher."
+            ),
+        },
+    },
+    "required": ["task"],
+    "additionalProperties": False,
+}
+
+EXPAND_INPUT_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "properties": {
+        "id": {
+            "type": "string",
+            "minLength": 1,
+            "description": (
+                'The id of an item from get_context_for_task, like "shop/payments.py::PaymentGateway.charge".'
+            ),
+        }
+    },
+    "required": ["id"],
+    "additionalProperties": False,
+}
+
+STATUS_INPUT_SCHEMA: dict[str, Any] = {"type": "object", "properties": {}, "additionalProperties": False}
+
+# The structured answers, loosely: the fields a caller relies on, leaving room for more.
+_CITED_PROPERTIES: dict[str, Any] = {
+    "id": {"type": "string"},
+    "filePath": {"type": "string"},
+    "startLine": {"type": "integer"},
+    "endLine": {"type": "integer"},
+    "citation": {"type": "string"},
+}
+_CITED_REQUIRED = ["id", "filePath", "startLine", "endLine", "citation"]
+_CITED_ITEM = {"type": "object", "properties": _CITED_PROPERTIES, "required": _CITED_REQUIRED}
+PACK_OUTPUT_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "properties": {
+        "taskDescription": {"type": "string"},
+        "bodies": {"type": "array", "items": _CITED_ITEM},
+        "summaries": {"type": "array", "items": _CITED_ITEM},
+        "tokensUsed": {"type": "integer"},
+        "budgetTokens": {"type": "integer"},
+        "notFound": {"type": "boolean"},
+        "text": {"type": "string"},
+        "metadata": {"type": "object"},
+    },
+    "required": ["taskDescription", "bodies", "summaries", "tokensUsed", "budgetTokens", "text", "metadata"],
+}
+NODE_OUTPUT_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "properties": {
+        **_CITED_PROPERTIES,
+        "source": {"type": "string"},
+        "signature": {"type": "string"},
+    },
+    "required": [*_CITED_REQUIRED, "source"],
+}
+STATUS_OUTPUT_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "properties": {
+        "state": {"enum": ["indexing", "ready", "failed"]},
+        "filesDone": {"type": "integer"},
+        "filesTotal": {"type": "integer"},
+        "pendingFiles": {"type": "integer"},
+        "folders": {"type": "array", "items": {"type": "object"}},
+    },
+    "required": ["state", "filesDone", "filesTotal", "pendingFiles", "folders"],
+}
+
+CONTEXT_DESCRIPTION = """\
+Find the code that matters for a task in this workspace and return it, cited and inside a token \
+budget: the most relevant definitions in full, the next ones by signature and doc, each cited as \
+path:start-end. Call it first when you start a task in unfamiliar code, before reading files one by \
+one; describe the task with every name, path or error text you have. Items carry an id for \
+expand_symbol. The answer comes from a live index that follows the disk; if it says the index is \
+still being built, parts of the workspace may be missing."""
+
+EXPAND_DESCRIPTION = """\
+Return one definition in full, as it is on disk now (secrets redacted): its kind, signature, doc, \
+source and citation. Use it for an item that get_context_for_task listed only by signature, or to \
+re-read a definition after it changed. Takes the item's id."""
+
+STATUS_DESCRIPTION = """\
+Say whether the workspace index is ready: state (indexing, ready or failed), files indexed of the \
+total, changes still pending, and each workspace folder. Call it when an answer seems to miss code \
+that exists, or to know whether indexing is done."""
+
+
+def context_requests(arguments: dict[str, Any], roots: Sequence[Path]) -> list[ContextRequest]:
+    """``get_context_for_task`` arguments -> one request per workspace folder in ``roots``, alike but
+    for the focus, which only the folder holding ``focusFile`` gets."""
+    _refuse_unknown(arguments, CONTEXT_ARGUMENTS)
+    task = arguments.get("task")
+    if not isinstance(task, str) or not task.strip():
+        raise InvalidRequestError(
+            f"task must be a non-empty string describing what you want to do, got {task!r}"
+        )
+    values: dict[str, Any] = {}
+    for name, field in _INTEGER_OPTIONS.items():
+        value = arguments.get(name)
+        if value is not None and (isinstance(value, bool) or not isinstance(value, int)):
+            raise InvalidRequestError(f"{name} must be a whole number, got {value!r}")
+        values[field] = value
+    for name, field in _BOOLEAN_OPTIONS.items():
+        value = arguments.get(name)
+        if value is not None and not isinstance(value, bool):
+            raise InvalidRequestError(f"{name} must be true or false, got {value!r}")
+        values[field] = value
+    for name, field in _STRING_OPTIONS.items():
+        value = arguments.get(name)
+        if value is not None and not isinstance(value, str):
+            raise InvalidRequestError(f"{name} must be a string, got {value!r}")
+        values[field] = value
+    options = ContextOptions.from_values(values)
+    focus = _focus(arguments.get("focusFile"), roots)
+    return [ContextRequest(task, options, folder_focus) for folder_focus in focus]
+
+
+def expand_id(arguments: dict[str, Any]) -> str:
+    """``expand_symbol`` arguments -> the id of the definition to expand."""
+    _refuse_unknown(arguments, ("id",))
+    wire_id = arguments.get("id")
+    if not isinstance(wire_id, str) or not wire_id:
+        raise InvalidRequestError(
+            f'id must be the id of an item from get_context_for_task, like "pkg/mod.py::Class.method", '
+            f"got {wire_id!r}"
+        )
+    return wire_id
+
+
+def no_arguments(arguments: dict[str, Any]) -> None:
+    _refuse_unknown(arguments, ())
+
+
+def _refuse_unknown(arguments: dict[str, Any], known: Sequence[str]) -> None:
+    unknown = sorted(name for name in arguments if name not in known)
+    if unknown:
+        allowed = ", ".join(known) if known else "none"
+        raise InvalidRequestError(f"unknown argument {unknown[0]}; the arguments are: {allowed}")
+
+
+def _focus(raw: Any, roots: Sequence[Path]) -> list[Focus]:
+    """One focus per root; only the root holding ``focusFile`` gets it as its active file."""
+    if raw is None:
+        return [Focus() for _ in roots]
+    if not isinstance(raw, str) or not raw:
+        raise InvalidRequestError(f"focusFile must be a file path or file:// URI, got {raw!r}")
+    found = None
+    if raw.startswith("file:"):
+        found = innermost_folder(roots, raw)
+    elif Path(raw).is_absolute():
+        found = innermost_folder(roots, Path(raw).as_uri())
+    else:
+        # A relative path is taken in the first folder that has such a file, else in the first one.
+        candidates = [root / raw for root in roots]
+        chosen = next((path for path in candidates if path.exists()), candidates[0])
+        found = innermost_folder(roots, chosen.absolute().as_uri())
+    where = f"the workspace folder {roots[0]}" if len(roots) == 1 else "any workspace folder"
+    if found is None:
+        raise InvalidRequestError(f"focusFile {raw} is not a file inside {where}")
+    position, path = found
+    if not (roots[position] / path).is_file():
+        raise InvalidRequestError(f"focusFile {raw} names no file in {where}")
+    return [Focus(active_path=path) if index == position else Focus() for index in range(len(roots))]
