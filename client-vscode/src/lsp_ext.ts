@@ -100,6 +100,7 @@ export interface IndexStatus {
   filesDone: number;
   filesTotal: number;
   pendingFiles: number;
+  indexedFiles: number;
   message?: string;
 }
 

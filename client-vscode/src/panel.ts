@@ -4,7 +4,7 @@ import { randomBytes } from "node:crypto";
 import * as vscode from "vscode";
 import { citationTarget, type CitedItem } from "./citations";
 import type { ContextForTaskParams } from "./lsp_ext";
-import { citedItem, renderPanel, type PanelView } from "./render";
+import { citedItem, renderPanel, renderPanelContent, type PanelView } from "./render";
 
 export interface PanelActions {
   attachToChat(view: PanelView): Promise<void>;
@@ -53,6 +53,9 @@ export class ContextPanel implements vscode.Disposable {
   private view: PanelView | undefined;
   private params: ContextForTaskParams | undefined;
   private rendered: (() => void) | undefined;
+  // Whether the webview has loaded our document: then a new view is sent as content, which is
+  // several times faster than loading a new document.
+  private loaded = false;
 
   constructor(
     private readonly extensionUri: vscode.Uri,
@@ -77,6 +80,7 @@ export class ContextPanel implements vscode.Disposable {
       );
       this.panel.onDidDispose(() => {
         this.panel = undefined;
+        this.loaded = false;
       });
       this.panel.webview.onDidReceiveMessage((message: WebviewMessage) => this.onMessage(message));
     }
@@ -89,12 +93,16 @@ export class ContextPanel implements vscode.Disposable {
       };
     });
     this.panel.title = view.title;
-    webview.html = renderPanel(view, {
-      nonce: randomBytes(16).toString("base64"),
-      cspSource: webview.cspSource,
-      scriptUri: webview.asWebviewUri(vscode.Uri.joinPath(media, "panel.js")).toString(),
-      styleUri: webview.asWebviewUri(vscode.Uri.joinPath(media, "panel.css")).toString(),
-    });
+    if (this.loaded) {
+      void webview.postMessage({ type: "show", title: view.title, content: renderPanelContent(view) });
+    } else {
+      webview.html = renderPanel(view, {
+        nonce: randomBytes(16).toString("base64"),
+        cspSource: webview.cspSource,
+        scriptUri: webview.asWebviewUri(vscode.Uri.joinPath(media, "panel.js")).toString(),
+        styleUri: webview.asWebviewUri(vscode.Uri.joinPath(media, "panel.css")).toString(),
+      });
+    }
     this.panel.reveal(undefined, false);
     return rendered;
   }
@@ -104,6 +112,7 @@ export class ContextPanel implements vscode.Disposable {
     if (!view) return;
     try {
       if (message.type === "rendered") {
+        this.loaded = true;
         this.rendered?.();
       } else if (message.type === "open" && typeof message.item === "string") {
         const item = citedItem(view, message.item);

@@ -167,15 +167,10 @@ function impactSection(pack: WireContextPack): string {
   return `<section><h2>Impact: what depends on <code>${escapeHtml(impact.target.id)}</code></h2>${groups}${more}</section>`;
 }
 
-export function renderPanel(view: PanelView, resources: PanelResources): string {
+// What the panel shows of a view: everything inside its #content element. A panel already open
+// swaps this in (panel.js) instead of loading a new document.
+export function renderPanelContent(view: PanelView): string {
   const { pack } = view;
-  const csp = [
-    "default-src 'none'",
-    `style-src ${resources.cspSource}`,
-    `script-src 'nonce-${resources.nonce}'`,
-    `img-src ${resources.cspSource}`,
-    `font-src ${resources.cspSource}`,
-  ].join("; ");
   const bodies = pack.bodies
     .map(
       (body, index) => `<article class="body">
@@ -188,17 +183,7 @@ ${body.recentPRs.length ? `<ul class="changes">${body.recentPRs.map((change) => 
   const summaries = pack.summaries.length
     ? `<section><h2>Related definitions</h2><ul class="summaries">${pack.summaries.map(summaryRow).join("")}</ul></section>`
     : "";
-  return `<!DOCTYPE html>
-<html lang="en">
-<head>
-<meta charset="UTF-8">
-<meta http-equiv="Content-Security-Policy" content="${csp}">
-<meta name="viewport" content="width=device-width, initial-scale=1.0">
-<link rel="stylesheet" href="${escapeHtml(resources.styleUri)}">
-<title>${escapeHtml(view.title)}</title>
-</head>
-<body>
-<header>
+  return `<header>
 <h1>${escapeHtml(view.title)}</h1>
 <p class="task">${escapeHtml(pack.taskDescription)}</p>
 <p class="freshness">${escapeHtml(freshnessLine(pack))}</p>
@@ -214,7 +199,32 @@ ${view.symbol && !pack.bodies.some((body) => body.id === view.symbol?.id) ? symb
 ${bodies ? `<section class="bodies">${bodies}</section>` : ""}
 ${summaries}
 ${impactSection(pack)}
-</main>
+</main>`;
+}
+
+// The panel's whole document: a strict content security policy (our stylesheet and one script
+// with a nonce, nothing remote, nothing inline) around the view's content.
+export function renderPanel(view: PanelView, resources: PanelResources): string {
+  const csp = [
+    "default-src 'none'",
+    `style-src ${resources.cspSource}`,
+    `script-src 'nonce-${resources.nonce}'`,
+    `img-src ${resources.cspSource}`,
+    `font-src ${resources.cspSource}`,
+  ].join("; ");
+  return `<!DOCTYPE html>
+<html lang="en">
+<head>
+<meta charset="UTF-8">
+<meta http-equiv="Content-Security-Policy" content="${csp}">
+<meta name="viewport" content="width=device-width, initial-scale=1.0">
+<link rel="stylesheet" href="${escapeHtml(resources.styleUri)}">
+<title>${escapeHtml(view.title)}</title>
+</head>
+<body>
+<div id="content">
+${renderPanelContent(view)}
+</div>
 <script nonce="${resources.nonce}" src="${escapeHtml(resources.scriptUri)}"></script>
 </body>
 </html>`;

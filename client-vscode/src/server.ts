@@ -2,7 +2,7 @@
 // file gathers its inputs, offers the fixes when smartctx is missing, restarts on launch-setting
 // changes (debounced) and stops restarting a server that keeps crashing.
 import { execFile } from "node:child_process";
-import { existsSync, readdirSync } from "node:fs";
+import { existsSync, mkdirSync, readdirSync } from "node:fs";
 import * as path from "node:path";
 import { PythonExtension } from "@vscode/python-extension";
 import * as vscode from "vscode";
@@ -75,9 +75,12 @@ export function settingsReader(): SettingsReader {
   };
 }
 
-function hasSmartctx(python: string): Promise<boolean> {
+// `python -m smartctx` and `python -c` put the working folder first on sys.path: run in the
+// extension's own storage folder, never in the workspace, so a `smartctx/` folder in a repository
+// cannot stand in for the installed server (or run its code when the folder is opened).
+function hasSmartctx(python: string, cwd: string): Promise<boolean> {
   return new Promise((resolve) => {
-    execFile(python, ["-c", "import smartctx"], { timeout: PROBE_TIMEOUT_MS }, (error) => {
+    execFile(python, ["-c", "import smartctx"], { timeout: PROBE_TIMEOUT_MS, cwd }, (error) => {
       resolve(error === null);
     });
   });
@@ -132,6 +135,13 @@ export class Server implements vscode.Disposable {
     return existsSync(this.privateEnvironmentPython) ? this.privateEnvironmentPython : undefined;
   }
 
+  // The working folder of every Python the extension starts (see hasSmartctx).
+  private safeFolder(): string {
+    const folder = this.context.globalStorageUri.fsPath;
+    mkdirSync(folder, { recursive: true });
+    return folder;
+  }
+
   private indexDir(): string | undefined {
     return this.context.storageUri?.fsPath;
   }
@@ -175,7 +185,7 @@ export class Server implements vscode.Disposable {
     const probed: PythonCandidate[] = [];
     // In order, stopping at the first that has smartctx: each probe starts an interpreter.
     for (const candidate of candidates) {
-      const found = await hasSmartctx(candidate.python);
+      const found = await hasSmartctx(candidate.python, this.safeFolder());
       probed.push({ ...candidate, hasSmartctx: found });
       if (found) break;
     }
@@ -204,7 +214,7 @@ export class Server implements vscode.Disposable {
     const serverOptions: lc.ServerOptions = {
       command: decision.command,
       args: decision.args,
-      options: { env: { ...process.env, PYTHONUNBUFFERED: "1" } },
+      options: { cwd: this.safeFolder(), env: { ...process.env, PYTHONUNBUFFERED: "1" } },
     };
     const clientOptions: lc.LanguageClientOptions = {
       documentSelector: DOCUMENT_LANGUAGES.map((language) => ({ scheme: "file", language })),

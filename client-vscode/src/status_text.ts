@@ -31,18 +31,29 @@ export function statusText(state: ServerState, index: IndexStatus | undefined): 
       error: true,
     };
   }
-  if (index.state === "indexing") {
-    const progress = index.filesTotal > 0 ? ` ${count(index.filesDone)}/${count(index.filesTotal)}` : "";
+  // A server older than indexedFiles (a venv not upgraded with the extension) does not send it.
+  const indexed = (index.indexedFiles as number | undefined) ?? 0;
+  const progress = index.filesTotal > 0 ? `${count(index.filesDone)}/${count(index.filesTotal)}` : "";
+  if (index.state === "indexing" && indexed === 0) {
     return {
-      text: `$(sync~spin) SmartCtx: indexing${progress}`,
+      text: `$(sync~spin) SmartCtx: indexing${progress ? ` ${progress}` : ""}`,
       tooltip: "Indexing the workspace; requests are answered from what is indexed so far.",
+      error: false,
+    };
+  }
+  // filesDone/filesTotal count the current batch of work; indexedFiles is the index's size.
+  const files = `${count(indexed || index.filesTotal)} files`;
+  if (index.state === "indexing") {
+    return {
+      text: `$(sync~spin) SmartCtx: ${files}`,
+      tooltip: `Updating the index: ${progress} changed files done. Requests are answered meanwhile.`,
       error: false,
     };
   }
   const pending = index.pendingFiles > 0 ? `, ${count(index.pendingFiles)} pending` : "";
   return {
-    text: `$(check) SmartCtx: ${count(index.filesTotal)} files${pending}`,
-    tooltip: `Index ready: ${count(index.filesTotal)} files${pending}. Click for index status and actions.`,
+    text: `$(check) SmartCtx: ${files}${pending}`,
+    tooltip: `Index ready: ${files}${pending}. Click for index status and actions.`,
     error: false,
   };
 }

@@ -119,6 +119,22 @@ async def test_saved_edit_is_found_by_the_next_request(
     assert pack["bodies"][0]["id"] == "shop/payments.py::refund_everything"
 
 
+async def test_after_a_one_file_update_the_status_still_counts_the_whole_index(
+    client: LanguageClient, statuses: IndexStatusLog, workspace: Path
+) -> None:
+    first = await statuses.ready()
+    payments = workspace / "shop" / "payments.py"
+
+    client.text_document_did_save(
+        types.DidSaveTextDocumentParams(text_document=types.TextDocumentIdentifier(uri=payments.as_uri()))
+    )
+    after = await statuses.ready(2)
+
+    assert first["indexedFiles"] == first["filesTotal"] > 1
+    assert after["filesTotal"] == 1
+    assert after["indexedFiles"] == first["indexedFiles"]
+
+
 async def test_reindex_command_is_advertised_and_answers_when_the_folder_is_reconciled(
     client: LanguageClient,
     statuses: IndexStatusLog,

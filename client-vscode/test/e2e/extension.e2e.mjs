@@ -30,6 +30,8 @@ export default async function scenario({ s, wb, step, selfTest, waitFor, log, mo
     const firstReady = history.findIndex((t) => /SmartCtx: \d+ files/.test(t));
     if (firstReady < 1) throw new Error(`no starting/indexing state before ready: ${history.join(" → ")}`);
     if (!/SmartCtx: \d+ files/.test(ready)) throw new Error(`status bar: ${ready}`);
+    if (fs.existsSync(path.join(workspace, "IMPORTED-THE-WORKSPACE-SMARTCTX")))
+      throw new Error("the server imported the workspace's smartctx/ package instead of the installed one");
   });
 
   await step("02-palette-context-for-task", async () => {

@@ -7,6 +7,15 @@ import path from "node:path";
 
 export const FILES = {
   "app/__init__.py": "",
+  // A repository may hold a package named like the server: starting the server must never import it
+  // (it would run the repository's code). If it is imported, it leaves this marker and exits.
+  "smartctx/__init__.py": `"""Not the smartctx server."""
+import pathlib
+import sys
+
+pathlib.Path(__file__).resolve().parent.parent.joinpath("IMPORTED-THE-WORKSPACE-SMARTCTX").write_text("yes")
+sys.exit(7)
+`,
   "app/pricing.py": `"""Prices and discounts for orders."""
 
 TAX_RATE = 0.2

@@ -86,6 +86,8 @@ class LiveIndex:
         self._busy = True
         self._done = 0
         self._total = 0
+        # Files in the index, counted after each phase.
+        self._indexed_files = 0
         self._queued: set[str] = set()
         # Open editor buffers by workspace-relative path: indexed instead of the disk file until closed.
         self._buffers: dict[str, bytes] = {}
@@ -327,9 +329,12 @@ class LiveIndex:
         self._publish(force=done == total)
 
     def _finish_phase(self, *, publish: bool = True) -> None:
+        """On the index thread: the phase's work is done; count what the index now holds."""
+        indexed = self._store.writer.file_count() if self._store is not None else 0
         with self._lock:
             self._busy = bool(self._queued)
             self._done = self._total
+            self._indexed_files = indexed
         if publish:
             self._publish(force=True)
 
@@ -345,7 +350,9 @@ class LiveIndex:
 
     def _counts(self) -> StatusCounts:
         pending = (self._total - self._done if self._busy else 0) + len(self._queued)
-        return StatusCounts(self._busy, self._done, self._total, pending, self._open_error)
+        return StatusCounts(
+            self._busy, self._done, self._total, pending, self._open_error, self._indexed_files
+        )
 
     def _close_store(self) -> None:
         if self._store is not None:

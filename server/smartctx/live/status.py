@@ -15,6 +15,8 @@ class StatusCounts:
     pending_files: int
     # Why the index could not be opened, if it could not.
     error: str | None = None
+    # How many files the index holds (files_done/files_total count the work of the current phase).
+    indexed_files: int = 0
 
     @property
     def state(self) -> Literal["indexing", "ready", "failed"]:
@@ -32,4 +34,5 @@ def aggregate_status(counts: Sequence[StatusCounts]) -> StatusCounts:
         files_total=sum(count.files_total for count in counts),
         pending_files=sum(count.pending_files for count in counts),
         error="; ".join(errors) if errors else None,
+        indexed_files=sum(count.indexed_files for count in counts),
     )

@@ -133,6 +133,7 @@ def status_to_wire(counts: StatusCounts) -> IndexStatus:
         "filesDone": counts.files_done,
         "filesTotal": counts.files_total,
         "pendingFiles": counts.pending_files,
+        "indexedFiles": counts.indexed_files,
     }
     if counts.error:
         status["message"] = counts.error

@@ -145,9 +145,12 @@ class ReindexResult(TypedDict):
 
 class _IndexCounts(TypedDict):
     state: IndexState
+    # The work of the current phase (the first index, a reconcile, a batch of changed files).
     filesDone: int
     filesTotal: int
     pendingFiles: int
+    # How many files the index holds, as of the end of the last phase.
+    indexedFiles: int
 
 
 class IndexStatus(_IndexCounts, total=False):

@@ -95,6 +95,7 @@ def _counts_to_wire(counts: StatusCounts) -> dict[str, Any]:
         "filesDone": counts.files_done,
         "filesTotal": counts.files_total,
         "pendingFiles": counts.pending_files,
+        "indexedFiles": counts.indexed_files,
     }
     if counts.error:
         wire["message"] = counts.error

@@ -163,9 +163,10 @@ STATUS_OUTPUT_SCHEMA: dict[str, Any] = {
         "filesDone": {"type": "integer"},
         "filesTotal": {"type": "integer"},
         "pendingFiles": {"type": "integer"},
+        "indexedFiles": {"type": "integer", "description": "how many files the index holds"},
         "folders": {"type": "array", "items": {"type": "object"}},
     },
-    "required": ["state", "filesDone", "filesTotal", "pendingFiles", "folders"],
+    "required": ["state", "filesDone", "filesTotal", "pendingFiles", "indexedFiles", "folders"],
 }
 
 CONTEXT_DESCRIPTION = """\

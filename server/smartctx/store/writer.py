@@ -221,6 +221,9 @@ class IndexWriter:
     def __init__(self, connection: sqlite3.Connection) -> None:
         self._db = connection
 
+    def file_count(self) -> int:
+        return int(self._db.execute("SELECT count(*) FROM files").fetchone()[0])
+
     def known_files(self) -> dict[str, FileState]:
         return {
             path: FileState(size, mtime_ns, content_hash)
