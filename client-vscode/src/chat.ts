@@ -3,6 +3,7 @@
 import * as path from "node:path";
 import * as vscode from "vscode";
 import type { Parts } from "./commands";
+import type { CitedItem } from "./citations";
 import { editorFocus } from "./focus";
 import type { ContextForTaskParams, WireContextPack, WireFocus } from "./lsp_ext";
 import { citationLocation } from "./panel";
@@ -65,6 +66,19 @@ async function answerWithModel(
   }
 }
 
+// A list of cited items, each an anchor that opens its lines.
+function anchorList(
+  stream: vscode.ChatResponseStream,
+  items: readonly (CitedItem & { qualifiedName: string; citation: string })[],
+): void {
+  for (const item of items) {
+    stream.markdown("- ");
+    stream.anchor(citationLocation(item), `${item.qualifiedName} (${item.citation})`);
+    stream.markdown("\n");
+  }
+  stream.markdown("\n");
+}
+
 export function registerParticipant(parts: Parts): vscode.Disposable {
   const handler: vscode.ChatRequestHandler = async (request, _context, stream, token) => {
     if (!request.prompt.trim()) {
@@ -94,12 +108,21 @@ export function registerParticipant(parts: Parts): vscode.Disposable {
       return { metadata: { tokensUsed: pack.tokensUsed } };
     }
     stream.markdown(`**Context** — ${countLine(pack)}\n\n`);
-    for (const body of pack.bodies) {
-      stream.markdown("- ");
-      stream.anchor(citationLocation(body), `${body.qualifiedName} (${body.citation})`);
-      stream.markdown("\n");
+    anchorList(stream, pack.bodies);
+    if (pack.impact) {
+      const { target, groups, found, truncated } = pack.impact;
+      stream.markdown(
+        `**What depends on \`${target.id}\`** — ${found} found${truncated ? ", the first shown" : ""}\n\n`,
+      );
+      const folder = target.workspaceFolder;
+      for (const [group, entries] of Object.entries(groups)) {
+        stream.markdown(`_${group}_\n\n`);
+        anchorList(
+          stream,
+          entries.map((entry) => ({ ...entry, workspaceFolder: folder })),
+        );
+      }
     }
-    stream.markdown("\n");
     const answered = await answerWithModel(request, pack, stream, token);
     if (!answered) stream.markdown(pack.text);
     return { metadata: { tokensUsed: pack.tokensUsed } };

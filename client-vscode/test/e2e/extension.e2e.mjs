@@ -104,6 +104,17 @@ export default async function scenario({ s, wb, step, selfTest, waitFor, log, mo
       throw new Error("the model was not sent the pack");
   });
 
+  await step("07b-chat-slash-impact-lists-dependents", async () => {
+    await wb.askChat("@smartctx /impact compute_total");
+    // The chat renders each dependent as an anchor named by its file and lines.
+    const text = await wb.waitForChat(/What depends on app\/pricing\.py::compute_total — \d+ found/, {
+      timeout: 60000,
+    });
+    const caller = `callers\n\nservice.py:${placeOrder.start}-${placeOrder.end}`;
+    if (!text.includes(caller))
+      throw new Error(`the impact list lacks the caller OrderService.place_order: ${text.slice(-1500)}`);
+  });
+
   await step("08-lm-tool-invoked-in-host", async () => {
     const report = await selfTest();
     for (const c of report.checks)
