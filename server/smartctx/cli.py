@@ -18,6 +18,7 @@ from pathlib import Path
 from tqdm import tqdm
 
 from smartctx.core.context import TOKENIZERS, ContextOptions, ContextRequest, InvalidRequestError
+from smartctx.core.redact import RedactingFormatter, redact, redact_tree
 from smartctx.core.tokens import TokenCounter
 from smartctx.history.changes import GitHistory
 from smartctx.indexing.indexer import IndexConfig, Indexer, IndexReport
@@ -39,14 +40,13 @@ class UserError(Exception):
 def main(argv: Sequence[str] | None = None) -> int:
     parser = _argument_parser()
     args = parser.parse_args(argv)
-    logging.basicConfig(level=logging.WARNING, format="smartctx: %(message)s", stream=sys.stderr)
+    stderr = logging.StreamHandler(sys.stderr)
+    stderr.setFormatter(RedactingFormatter("smartctx: %(message)s"))
+    logging.basicConfig(level=logging.WARNING, handlers=[stderr])
     try:
         result: int = args.handler(args)
-    except UserError as error:
-        print(f"smartctx: error: {error}", file=sys.stderr)
-        return EXIT_FAILURE
-    except IndexUnavailableError as error:
-        print(f"smartctx: error: {error}", file=sys.stderr)
+    except (UserError, IndexUnavailableError) as error:
+        print(redact(f"smartctx: error: {error}")[0], file=sys.stderr)
         return EXIT_FAILURE
     except KeyboardInterrupt:
         print("smartctx: interrupted; the index keeps every batch that was committed", file=sys.stderr)
@@ -260,9 +260,9 @@ def _context_command(args: argparse.Namespace) -> int:
     finally:
         store.close()
     if args.format == "json":
-        print(json.dumps(pack_to_wire(pack), indent=2, ensure_ascii=False))
+        print(json.dumps(redact_tree(pack_to_wire(pack)), indent=2, ensure_ascii=False))
     else:
-        print(pack.text, end="")
+        print(redact(pack.text)[0], end="")
         trimmed = " (trimmed to fit)" if pack.trimmed else ""
         print(
             f"smartctx: {len(pack.bodies)} bodies, {len(pack.summaries)} summaries,"

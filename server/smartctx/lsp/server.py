@@ -59,6 +59,7 @@ from smartctx.lsp.protocol import (
     IndexStatus,
     ReindexResult,
 )
+from smartctx.lsp.redacting import RedactingProtocol
 from smartctx.lsp.settings import Settings, apply_changed_settings, parse_settings
 from smartctx.output.pack_json import node_to_wire, pack_to_wire
 from smartctx.retrieval.pipeline import CancelledError as PipelineCancelledError
@@ -108,7 +109,9 @@ class SmartctxServer(LanguageServer):
     """Server state: settings, the workspace folders with their live indexes and unsaved buffers."""
 
     def __init__(self) -> None:
-        super().__init__("smartctx", version("smartctx"), converter_factory=json_converter)
+        super().__init__(
+            "smartctx", version("smartctx"), converter_factory=json_converter, protocol_cls=RedactingProtocol
+        )
         self.tasks = BackgroundTasks()
         self.settings = Settings()
         self.folders: Workspace | None = None

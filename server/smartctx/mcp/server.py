@@ -38,6 +38,7 @@ from smartctx.live.paths import file_uri_path
 from smartctx.live.status import StatusCounts
 from smartctx.live.tasks import BackgroundTasks
 from smartctx.live.workspace import Workspace
+from smartctx.mcp.redacting import RedactingWriteStream
 from smartctx.mcp.results import error_result, node_result, pack_result, status_result, status_text
 from smartctx.mcp.tools import (
     CONTEXT_DESCRIPTION,
@@ -397,7 +398,8 @@ def serve(roots: Sequence[Path], index_dir: Path | None) -> int:
 
     async def run() -> None:
         async with stdio_server() as (read_stream, write_stream):
-            await server.run(read_stream, write_stream, server.create_initialization_options())
+            redacting = RedactingWriteStream(write_stream)
+            await server.run(read_stream, redacting, server.create_initialization_options())
 
     asyncio.run(run())
     return 0

@@ -10,8 +10,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 
 from smartctx.core.history import IMPACT_GROUPS, ImpactEntry, ImpactSection, RecentChange
+from smartctx.core.redact import redact
 from smartctx.core.tokens import TokenCounter
-from smartctx.retrieval.redact import redact
 
 # The most of the budget one body's recent changes may take, on top of the body itself: the code
 # matters more than its story.
@@ -43,7 +43,17 @@ def fit_changes(
 ) -> tuple[Fitted, int]:
     """A body's changes (newest first) in at most ``room`` tokens, with the exact count: first as
     many titles as fit, then each one's summary, in order, where it still fits."""
-    changes = [replace(change, summary=redact(change.summary)[0]) for change in changes]
+    # Commit titles and messages are text people paste tokens into, like code: redacted before
+    # they are counted, so the budget holds for the text as sent.
+    changes = [
+        replace(
+            change,
+            title=redact(change.title)[0],
+            summary=redact(change.summary)[0],
+            author=redact(change.author)[0],
+        )
+        for change in changes
+    ]
     kept: list[RecentChange] = []
     text, tokens = "", 0
     for change in changes:

@@ -16,10 +16,10 @@ from dataclasses import dataclass, field, replace
 from smartctx.core.context import BodyItem, SummaryItem, Warning
 from smartctx.core.files import line_offsets, span_digest
 from smartctx.core.history import ImpactSection, RecentChange
+from smartctx.core.redact import redact
 from smartctx.core.tokens import TokenCounter
 from smartctx.retrieval.breadcrumbs import IMPACT_SHARE, MAX_HISTORY_SHARE_PER_BODY, fit_changes, fit_impact
 from smartctx.retrieval.diversify import Selection
-from smartctx.retrieval.redact import redact
 from smartctx.retrieval.score import ScoredNode
 from smartctx.retrieval.sources import SourceReader
 from smartctx.store.snapshot import NodeRow

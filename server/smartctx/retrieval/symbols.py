@@ -16,9 +16,9 @@ from smartctx.core.context import (
     Warning,
 )
 from smartctx.core.model import SymbolKind
+from smartctx.core.redact import redact
 from smartctx.core.tokens import TokenCounter
 from smartctx.retrieval.pack import citation, current_source, node_id
-from smartctx.retrieval.redact import redact
 from smartctx.retrieval.sources import SourceReader
 from smartctx.store.snapshot import IndexSnapshot, NodeRow
 

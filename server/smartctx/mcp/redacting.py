@@ -1,0 +1,54 @@
+"""The MCP server's one exit: every message it writes passes :func:`~smartctx.core.redact.redact_tree`.
+
+Tool results, log notifications, progress messages and errors all leave through the SDK's write
+stream, so redacting there covers what any handler sends, including texts no handler wrote itself.
+"""
+
+from __future__ import annotations
+
+from types import TracebackType
+from typing import Protocol
+
+import mcp_types as types
+from mcp.shared.message import SessionMessage
+
+from smartctx.core.redact import redact_tree
+
+
+class _Sender(Protocol):
+    async def send(self, item: SessionMessage, /) -> None: ...
+    async def aclose(self) -> None: ...
+
+
+def redacted_message(message: SessionMessage) -> SessionMessage:
+    """``message`` with secrets in any of its strings replaced; the same object when it has none."""
+    plain = message.message.model_dump(by_alias=True, exclude_unset=True, mode="json")
+    redacted = redact_tree(plain)
+    if redacted == plain:
+        return message
+    return SessionMessage(types.jsonrpc_message_adapter.validate_python(redacted), message.metadata)
+
+
+class RedactingWriteStream:
+    """A write stream that redacts each message, then hands it to the transport's stream."""
+
+    def __init__(self, inner: _Sender) -> None:
+        self._inner = inner
+
+    async def send(self, item: SessionMessage, /) -> None:
+        await self._inner.send(redacted_message(item))
+
+    async def aclose(self) -> None:
+        await self._inner.aclose()
+
+    async def __aenter__(self) -> RedactingWriteStream:
+        return self
+
+    async def __aexit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc_val: BaseException | None,
+        exc_tb: TracebackType | None,
+    ) -> bool | None:
+        await self.aclose()
+        return None
