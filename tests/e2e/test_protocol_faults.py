@@ -234,3 +234,16 @@ async def test_exit_without_shutdown_exits_with_1(workspace: Path, index_dir: Pa
         assert await client.exit() == 1
     finally:
         await client.close()
+
+
+@pytest.mark.parametrize("cancelled_id", [[], {}, None, 1.5])
+async def test_a_cancel_with_an_id_of_the_wrong_type_is_dropped(
+    workspace: Path, index_dir: Path, cancelled_id: Any
+) -> None:
+    client = await RawClient.start()
+    try:
+        await client.initialize(workspace, index_dir)
+        await client.send({"jsonrpc": "2.0", "method": "$/cancelRequest", "params": {"id": cancelled_id}})
+        assert "result" in await client.request("after", INDEX_STATUS)
+    finally:
+        await client.close()

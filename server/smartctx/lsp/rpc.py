@@ -261,6 +261,14 @@ class SmartctxProtocol(LanguageServerProtocol):
         except Exception as error:
             log.warning("notification %s dropped, invalid params: %s", method, params_problem(error))
             return
+        # lsprotocol types the cancelled id as int | str but passes any JSON value through, and pygls
+        # looks it up in a dict: an array there would raise out of the read loop.
+        if method == types.CANCEL_REQUEST and not valid_id(structured.params.id):
+            log.warning(
+                "$/cancelRequest dropped: id must be an integer or a string, got %s",
+                _shown(structured.params.id),
+            )
+            return
         self.handle_message(structured)
 
     def _receive_response(self, response: Response) -> None:
