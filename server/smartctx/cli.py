@@ -24,6 +24,7 @@ from smartctx.history.changes import GitHistory
 from smartctx.indexing.indexer import IndexConfig, Indexer, IndexReport
 from smartctx.indexing.scanner import ScanConfig
 from smartctx.indexing.sources import WorkspaceSources
+from smartctx.lsp.framing import DEFAULT_MAX_BODY_BYTES
 from smartctx.output.pack_json import pack_to_wire
 from smartctx.retrieval.pipeline import build_context
 from smartctx.store.database import INDEX_FILE_NAME, IndexUnavailableError
@@ -128,6 +129,12 @@ def _argument_parser() -> argparse.ArgumentParser:
         metavar="HOST:PORT",
         type=_host_and_port,
         help="for debugging: listen on HOST:PORT for one client instead of using stdio",
+    )
+    serve.add_argument(
+        "--max-message-bytes",
+        type=_positive_int,
+        default=DEFAULT_MAX_BODY_BYTES,
+        help="larger messages are skipped and answered with an error (default 64 MiB)",
     )
     serve.set_defaults(handler=_serve_command)
 
@@ -325,7 +332,7 @@ def _serve_command(args: argparse.Namespace) -> int:
     # Imported here: the other commands never pay for loading pygls.
     from smartctx.lsp.server import serve
 
-    return serve(tcp=args.tcp)
+    return serve(tcp=args.tcp, max_message_bytes=args.max_message_bytes)
 
 
 def _mcp_command(args: argparse.Namespace) -> int:

@@ -28,13 +28,17 @@ SAMPLE = {
 }
 
 
-def run(*args: str, timeout: float = 120) -> subprocess.CompletedProcess[str]:
+def run(
+    *args: str, timeout: float = 120, cwd: Path | None = None, env: dict[str, str] | None = None
+) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
         [sys.executable, "-m", "smartctx", *args],
         capture_output=True,
         text=True,
         timeout=timeout,
         check=False,
+        cwd=cwd,
+        env=None if env is None else {**os.environ, **env},
     )
 
 
@@ -73,6 +77,45 @@ def test_bad_input_is_one_line_and_nonzero(args: tuple[str, ...], message: str) 
     assert result.returncode != 0
     assert message in result.stderr
     assert "Traceback" not in result.stderr
+
+
+@pytest.mark.parametrize(
+    ("args", "env"),
+    [(("--index-dir", "idx"), {}), ((), {"SMARTCTX_CACHE_DIR": "idx"})],
+    ids=["--index-dir", "SMARTCTX_CACHE_DIR"],
+)
+def test_a_relative_index_folder_is_taken_from_the_current_folder(
+    tmp_path: Path, args: tuple[str, ...], env: dict[str, str]
+) -> None:
+    write_tree(tmp_path / "ws", {"a.py": "def f():\n    pass\n"})
+    indexed = run("index", "ws", *args, cwd=tmp_path, env=env)
+    context = run("context", "f", "--root", "ws", *args, cwd=tmp_path, env=env)
+    assert indexed.returncode == 0, indexed.stderr
+    assert context.returncode == 0, context.stderr
+    assert list((tmp_path / "idx").rglob("index-v1.sqlite"))
+
+
+@pytest.mark.parametrize("line_end", ["\r", "\r\n", "\n"], ids=["CR", "CRLF", "LF"])
+def test_definitions_are_cited_at_their_lines_whatever_the_line_ends(tmp_path: Path, line_end: str) -> None:
+    source = ["def first():", "    return 1", "", "", "def second():", "    return first()", ""]
+    root = tmp_path / "ws"
+    root.mkdir()
+    (root / "m.py").write_bytes(line_end.join(source).encode())
+    result = run(
+        "context",
+        "first second",
+        "--root",
+        str(root),
+        "--index-dir",
+        str(tmp_path / "idx"),
+        "--format",
+        "json",
+    )
+    assert result.returncode == 0, result.stderr
+    pack = json.loads(result.stdout)
+    cited = sorted(item["citation"] for item in pack["bodies"])
+    assert cited == ["m.py:1-2", "m.py:5-6"]
+    assert "stale" not in str(pack["metadata"]["warnings"])
 
 
 def test_status_without_index_says_what_to_do(tmp_path: Path) -> None:

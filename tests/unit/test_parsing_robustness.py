@@ -11,6 +11,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from smartctx.core.files import lf_line_ends
 from smartctx.core.model import ParseResult, RefKind, SymbolKind
 from smartctx.parsing.extract import MAX_UNCLOSED_BRACKETS, SourceParser
 from smartctx.parsing.languages import LANGUAGES
@@ -45,7 +46,8 @@ def fixture_bytes(language: str) -> bytes:
 
 
 def assert_well_formed(result: ParseResult, language: str, source: bytes) -> None:
-    line_count = source.count(b"\n") + 1
+    # A lone CR ends a line as LF does (as in editors).
+    line_count = lf_line_ends(source).count(b"\n") + 1
     assert result.language == language
     assert isinstance(result.has_errors, bool)
     for symbol in result.symbols:

@@ -3,10 +3,13 @@
 from __future__ import annotations
 
 import hashlib
+import re
 from dataclasses import dataclass
 from itertools import accumulate
 
 from smartctx.core.model import Reference, Symbol
+
+_LONE_CR = re.compile(rb"\r(?!\n)")
 
 
 @dataclass(frozen=True, slots=True)
@@ -47,10 +50,19 @@ class FileState:
     content_hash: str
 
 
+def lf_line_ends(data: bytes) -> bytes:
+    """``data`` with each lone CR (old Mac line ends) made an LF, as editors count lines.
+
+    Byte for byte, so every offset stays where it was; CRLF is left alone. Everything that counts
+    lines (the parser, :func:`line_offsets`) sees the same lines through this.
+    """
+    return _LONE_CR.sub(b"\n", data) if b"\r" in data else data
+
+
 def line_offsets(data: bytes) -> list[int]:
     """Byte offset where each line starts, plus the end of the data: line n (1-based) is
-    ``data[offsets[n - 1]:offsets[n]]``, its newline included."""
-    offsets = [0, *accumulate(len(part) + 1 for part in data.split(b"\n"))]
+    ``data[offsets[n - 1]:offsets[n]]``, its newline included. A line ends at LF, CRLF or a lone CR."""
+    offsets = [0, *accumulate(len(part) + 1 for part in lf_line_ends(data).split(b"\n"))]
     # The last part has no newline after it: either it is empty (the data ends with one) or the
     # data ends there.
     offsets.pop()

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import sys
 import threading
 import uuid
 from collections.abc import Callable, Iterator
@@ -49,6 +50,7 @@ from smartctx.lsp.convert import (
     reindex_to_wire,
     status_to_wire,
 )
+from smartctx.lsp.framing import DEFAULT_MAX_BODY_BYTES
 from smartctx.lsp.hover import hover_markdown
 from smartctx.lsp.protocol import (
     CONTEXT_FOR_TASK,
@@ -59,8 +61,9 @@ from smartctx.lsp.protocol import (
     IndexStatus,
     ReindexResult,
 )
-from smartctx.lsp.redacting import RedactingProtocol
+from smartctx.lsp.rpc import SmartctxProtocol
 from smartctx.lsp.settings import Settings, apply_changed_settings, parse_settings
+from smartctx.lsp.transport import serve_stdio, serve_tcp
 from smartctx.output.pack_json import node_to_wire, pack_to_wire
 from smartctx.retrieval.pipeline import CancelledError as PipelineCancelledError
 
@@ -90,19 +93,62 @@ def invalid_params() -> Iterator[None]:
 
 
 def json_converter() -> cattrs.Converter:
-    """pygls's converter, except that the params of methods lsprotocol does not know stay plain JSON.
+    """lsprotocol's converter, strict about JSON types, with the params of methods lsprotocol does not
+    know left as plain JSON.
 
-    pygls's ``default_converter`` turns them into namedtuples, renaming keys that are not
-    identifiers; the ``smartctx/*`` methods want the JSON the client sent, which ``convert.py``
-    validates. This is lsprotocol's converter with those three message hooks replaced.
+    cattrs would turn ``"line": "4"`` into 4, ``1.5`` into 1 and ``5`` into the URI ``"5"``; a client
+    sending those has a bug it should hear about, so a value of the wrong JSON type is InvalidParams.
+    pygls's ``default_converter`` turns unknown methods' params into namedtuples, renaming keys that
+    are not identifiers; the ``smartctx/*`` methods want the JSON the client sent, which
+    ``convert.py`` validates.
     """
     converter = converters.get_converter()
-    for message in (JsonRPCRequestMessage, JsonRPCNotification):
-        # JSON-RPC lets a request or notification leave out params (vscode-jsonrpc does, for one
-        # without any); the message types require the field.
-        converter.register_structure_hook(message, lambda data, cls: cls(**{"params": None, **data}))
-    converter.register_structure_hook(JsonRPCResponseMessage, lambda data, cls: cls(**data))
+    # These hooks also receive lsprotocol's enums (subclasses of int and str), hence ``kind(value)``.
+    converter.register_structure_hook(int, _strict_int)
+    converter.register_structure_hook(float, _strict_float)
+    converter.register_structure_hook(str, _strict_str)
+    converter.register_structure_hook(bool, _strict_bool)
+    # JSON-RPC lets a request or notification leave out params (vscode-jsonrpc does, for one without
+    # any); the message types require the field. Fields other than the envelope's are ignored.
+    converter.register_structure_hook(
+        JsonRPCRequestMessage,
+        lambda data, cls: cls(
+            id=data["id"], method=data["method"], jsonrpc=data["jsonrpc"], params=data.get("params")
+        ),
+    )
+    converter.register_structure_hook(
+        JsonRPCNotification,
+        lambda data, cls: cls(method=data["method"], jsonrpc=data["jsonrpc"], params=data.get("params")),
+    )
+    converter.register_structure_hook(
+        JsonRPCResponseMessage,
+        lambda data, cls: cls(id=data["id"], jsonrpc=data["jsonrpc"], result=data.get("result")),
+    )
     return converter
+
+
+def _strict_int(value: Any, kind: type[int]) -> int:
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise TypeError(f"expected an integer, got {value!r}")
+    return kind(value)
+
+
+def _strict_float(value: Any, kind: type[float]) -> float:
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        raise TypeError(f"expected a number, got {value!r}")
+    return kind(value)
+
+
+def _strict_str(value: Any, kind: type[str]) -> str:
+    if not isinstance(value, str):
+        raise TypeError(f"expected a string, got {value!r}")
+    return kind(value)
+
+
+def _strict_bool(value: Any, _: type[bool]) -> bool:
+    if not isinstance(value, bool):
+        raise TypeError(f"expected true or false, got {value!r}")
+    return value
 
 
 class SmartctxServer(LanguageServer):
@@ -110,7 +156,7 @@ class SmartctxServer(LanguageServer):
 
     def __init__(self) -> None:
         super().__init__(
-            "smartctx", version("smartctx"), converter_factory=json_converter, protocol_cls=RedactingProtocol
+            "smartctx", version("smartctx"), protocol_cls=SmartctxProtocol, converter_factory=json_converter
         )
         self.tasks = BackgroundTasks()
         self.settings = Settings()
@@ -323,7 +369,13 @@ class SmartctxServer(LanguageServer):
         found = self._folder_of(uri)
         if found is None:
             return None
-        word = self.workspace.get_text_document(uri).word_at_position(position)
+        try:
+            word = self.workspace.get_text_document(uri).word_at_position(position)
+        except OSError as error:
+            # A document the editor has not opened is read from disk, which may fail.
+            raise JsonRpcInvalidParams(
+                f"textDocument.uri {uri} is neither open in the editor nor a readable file ({error.strerror})"
+            ) from None
         return (*found, position.line + 1, word) if word else None
 
     def close_index(self) -> None:
@@ -471,39 +523,23 @@ def build_server() -> SmartctxServer:
     return server
 
 
-class _QuietExpectedErrors(logging.Filter):
-    """pygls logs a traceback for every error response; a person's bad params are not a server fault."""
-
-    def filter(self, record: logging.LogRecord) -> bool:
-        error = record.exc_info[1] if record.exc_info else None
-        expected = (
-            JsonRpcInvalidParams,
-            JsonRpcRequestCancelled,
-            JsonRpcContentModified,
-            IndexUnavailableResponse,
-        )
-        if isinstance(error, expected):
-            log.info("answered with an error: %s", error.message)
-            return False
-        return True
-
-
-def serve(tcp: tuple[str, int] | None = None) -> int:
+def serve(tcp: tuple[str, int] | None = None, max_message_bytes: int = DEFAULT_MAX_BODY_BYTES) -> int:
     """Run the language server over stdio, or for one client on ``tcp`` (host, port), until the
-    client says exit or goes away."""
+    client says exit or goes away. The exit code is LSP's: 1 when exit came without shutdown."""
     logging.getLogger(SMARTCTX_LOGGER).setLevel(STDERR_LOG_LEVEL)
     # pygls logs every outgoing message body, context packs included, at INFO.
     logging.getLogger("pygls").setLevel(logging.WARNING)
-    logging.getLogger("pygls.protocol.json_rpc").addFilter(_QuietExpectedErrors())
     server = build_server()
+    protocol = server.protocol
+    assert isinstance(protocol, SmartctxProtocol)
     try:
         if tcp is None:
-            server.start_io()
+            asyncio.run(serve_stdio(protocol, sys.stdin.buffer, sys.stdout.buffer, max_message_bytes))
         else:
-            # pygls says "Serving on (host, port)" on stderr once it listens: the moment to connect.
-            logging.getLogger("pygls.server").setLevel(logging.INFO)
-            server.start_tcp(*tcp)
+            asyncio.run(serve_tcp(protocol, *tcp, max_message_bytes))
+    except BrokenPipeError:
+        log.warning("the client closed its end of the connection; stopping")
     finally:
         server.close_index()
         server.stop_forwarding_logs()
-    return 0
+    return protocol.exit_code or 0

@@ -72,6 +72,7 @@ from pathlib import Path
 
 from tree_sitter import Language, Node, Parser, Query, QueryCursor
 
+from smartctx.core.files import lf_line_ends
 from smartctx.core.model import ParseResult, Reference, RefKind, Span, Symbol, SymbolKind
 from smartctx.parsing.languages import LANGUAGES, LanguageSpec
 from smartctx.parsing.summary import (
@@ -222,7 +223,7 @@ class SourceParser:
         parser = self._parsers.get(language)
         if parser is None:
             parser = self._parsers[language] = Parser(grammar.language)
-        source = _valid_utf8(source)
+        source = lf_line_ends(_valid_utf8(source))
         root = parser.parse(source).root_node
         if root.has_error and _unclosed_brackets(source) > MAX_UNCLOSED_BRACKETS:
             return ParseResult(language=language, symbols=(), references=(), has_errors=True)

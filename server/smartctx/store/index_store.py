@@ -18,10 +18,11 @@ APP_NAME = "smartctx"
 def default_index_dir(workspace_root: Path) -> Path:
     """The user cache folder keyed by the workspace path, so nothing is written into the repository.
 
-    ``SMARTCTX_CACHE_DIR`` overrides the cache folder (tests and CI use it to stay hermetic).
+    ``SMARTCTX_CACHE_DIR`` overrides the cache folder (tests and CI use it to stay hermetic); a
+    relative one is taken from the current folder.
     """
     base = Path(os.environ.get("SMARTCTX_CACHE_DIR") or platformdirs.user_cache_dir(APP_NAME))
-    return index_dir_in(base, workspace_root)
+    return index_dir_in(base.expanduser().absolute(), workspace_root)
 
 
 def index_dir_in(base: Path, workspace_root: Path) -> Path:
@@ -36,7 +37,11 @@ class IndexStore:
 
     def __init__(self, workspace_root: Path, index_dir: Path | None = None) -> None:
         self.workspace_root = workspace_root
-        self.index_dir = index_dir if index_dir is not None else default_index_dir(workspace_root)
+        # SQLite opens the index by file URI, which must be absolute: a relative folder (from
+        # ``--index-dir``, say) is taken from the current folder.
+        self.index_dir = (
+            index_dir.expanduser().absolute() if index_dir is not None else default_index_dir(workspace_root)
+        )
         opened: OpenedIndex = open_index(self.index_dir, workspace_root)
         self.path = opened.path
         self.rebuilt_reason = opened.rebuilt_reason

@@ -1,0 +1,117 @@
+"""A client that frames JSON-RPC by hand over a real ``smartctx serve`` process, so a test (or the fuzz
+benchmark) writes exactly the bytes it means: any header, any body, any envelope."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+# Long enough for a loaded CI machine, short enough that a hang fails quickly.
+WAIT_S = 30.0
+
+
+def frame(body: bytes, header: bytes = b"Content-Length") -> bytes:
+    return header + b": %d\r\n\r\n" % len(body) + body
+
+
+def encode(message: Any) -> bytes:
+    return json.dumps(message).encode()
+
+
+class RawClient:
+    """One server process: write bytes, read framed answers, remember what else the server sent."""
+
+    def __init__(self, process: asyncio.subprocess.Process) -> None:
+        assert process.stdin is not None and process.stdout is not None
+        self.process = process
+        self.stdin = process.stdin
+        self.stdout = process.stdout
+        # Server notifications, and answers to other ids (errors to id null, say), read while
+        # waiting for an answer; oldest first.
+        self.notifications: list[dict[str, Any]] = []
+        self.other_answers: list[dict[str, Any]] = []
+
+    @classmethod
+    async def start(cls, *arguments: str) -> RawClient:
+        process = await asyncio.create_subprocess_exec(
+            sys.executable,
+            "-m",
+            "smartctx",
+            "serve",
+            *arguments,
+            stdin=asyncio.subprocess.PIPE,
+            stdout=asyncio.subprocess.PIPE,
+            stderr=asyncio.subprocess.DEVNULL,
+        )
+        return cls(process)
+
+    async def write(self, data: bytes) -> None:
+        self.stdin.write(data)
+        await self.stdin.drain()
+
+    async def send(self, message: Any) -> None:
+        await self.write(frame(encode(message)))
+
+    async def receive(self) -> dict[str, Any]:
+        """The next message the server writes (the server frames correctly; this reader need not be
+        lenient)."""
+        length = 0
+        while (line := await self.stdout.readline()) not in (b"\r\n", b""):
+            name, _, value = line.decode().partition(":")
+            if name.strip().lower() == "content-length":
+                length = int(value)
+        if not length:
+            raise ConnectionError("the server closed its output")
+        message: dict[str, Any] = json.loads(await self.stdout.readexactly(length))
+        return message
+
+    async def answer_to(self, request_id: Any, wait_s: float = WAIT_S) -> dict[str, Any]:
+        """Read until the response to ``request_id``; the server's own requests get null, and its
+        notifications are kept."""
+        while True:
+            message = await asyncio.wait_for(self.receive(), wait_s)
+            if "method" not in message and message.get("id") == request_id:
+                return message
+            if "method" in message and "id" in message:
+                await self.send({"jsonrpc": "2.0", "id": message["id"], "result": None})
+            elif "method" in message:
+                self.notifications.append(message)
+            else:
+                self.other_answers.append(message)
+
+    async def request(self, request_id: Any, method: str, params: Any = None) -> dict[str, Any]:
+        message: dict[str, Any] = {"jsonrpc": "2.0", "id": request_id, "method": method}
+        if params is not None:
+            message["params"] = params
+        await self.send(message)
+        return await self.answer_to(request_id)
+
+    async def initialize(self, workspace: Path, index_dir: Path, request_id: Any = "init") -> dict[str, Any]:
+        answer = await self.request(
+            request_id,
+            "initialize",
+            {
+                "processId": None,
+                "rootUri": workspace.as_uri(),
+                "capabilities": {},
+                "initializationOptions": {"indexDir": str(index_dir)},
+            },
+        )
+        await self.send({"jsonrpc": "2.0", "method": "initialized", "params": {}})
+        return answer
+
+    async def shutdown_and_exit(self) -> int:
+        await self.request("shutdown", "shutdown")
+        return await self.exit()
+
+    async def exit(self) -> int:
+        await self.send({"jsonrpc": "2.0", "method": "exit"})
+        return await asyncio.wait_for(self.process.wait(), WAIT_S)
+
+    async def close(self) -> None:
+        if self.process.returncode is None:
+            self.process.kill()
+            await self.process.wait()

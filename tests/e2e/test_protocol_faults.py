@@ -1,0 +1,249 @@
+"""Faults a client (or anything else writing to the server's stdin) can make, each answered as JSON-RPC
+and LSP ask, with the server serving on: framing, envelopes, params, lifecycle. A real server over
+real stdio, bytes written by hand (raw_client.py)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+from raw_client import RawClient, encode, frame
+
+from smartctx.lsp.protocol import CONTEXT_FOR_TASK, EXPAND, INDEX_STATUS, REINDEX_COMMAND
+
+pytestmark = pytest.mark.asyncio
+
+PARSE_ERROR = -32700
+INVALID_REQUEST = -32600
+INVALID_PARAMS = -32602
+SERVER_NOT_INITIALIZED = -32002
+
+STATUS = {"jsonrpc": "2.0", "id": "probe", "method": INDEX_STATUS}
+
+
+def status_request(request_id: Any) -> bytes:
+    return encode({"jsonrpc": "2.0", "id": request_id, "method": INDEX_STATUS})
+
+
+# Bytes that must neither kill the server nor cost it the frames that follow; the ids listed are
+# requests inside the fault that must still be answered.
+FRAMING_FAULTS: dict[str, tuple[bytes, list[Any]]] = {
+    "a length that overflows memory": (b"Content-Length: 99999999999\r\n\r\n{}", []),
+    "a length above 64 bits": (b"Content-Length: 9999999999999999999\r\n\r\n{}", []),
+    "a 5,000-digit length": (b"Content-Length: " + b"9" * 5000 + b"\r\n\r\n{}", []),
+    "a length of 2**31": (b"Content-Length: 2147483648\r\n\r\n{}", []),
+    "a lower-case header name": (frame(status_request("lower"), b"content-length"), ["lower"]),
+    "LF-only line ends": (
+        b"Content-Length: %d\n\n" % len(status_request("lf")) + status_request("lf"),
+        ["lf"],
+    ),
+    "a body one byte short": (
+        b"Content-Length: %d\r\n\r\n" % (len(status_request(1)) + 1) + status_request(1),
+        [1],
+    ),
+    "a body one byte long": (
+        b"Content-Length: %d\r\n\r\n" % (len(status_request(2)) - 1) + status_request(2),
+        [],
+    ),
+    "garbage between frames": (b"\x00\xffhello\r\n\r\nnot a header\r\n", []),
+    "a frame without Content-Length": (b"Content-Type: x\r\n\r\n" + status_request(3), []),
+    "a negative length": (b"Content-Length: -5\r\n\r\n{}", []),
+    "an empty body": (b"Content-Length: 0\r\n\r\n", []),
+    "a header line without end": (b"Content-Length: 1" + b" " * 20000, []),
+}
+
+
+async def test_framing_faults_neither_kill_nor_desynchronise(workspace: Path, index_dir: Path) -> None:
+    client = await RawClient.start()
+    try:
+        await client.initialize(workspace, index_dir)
+        unanswered: dict[str, list[Any]] = {}
+        for number, (name, (fault, inner_ids)) in enumerate(FRAMING_FAULTS.items()):
+            probe = f"probe-{number}"
+            await client.write(fault + frame(status_request(probe)))
+            answers = [await client.answer_to(request_id) for request_id in [*inner_ids, probe]]
+            missing = [answer for answer in answers if "result" not in answer]
+            if missing:
+                unanswered[name] = missing
+        assert unanswered == {}
+        assert {answer["error"]["code"] for answer in client.other_answers} <= {PARSE_ERROR, INVALID_REQUEST}
+        assert await client.shutdown_and_exit() == 0
+    finally:
+        await client.close()
+
+
+async def test_a_message_above_the_limit_is_skipped_and_answered(workspace: Path, index_dir: Path) -> None:
+    client = await RawClient.start("--max-message-bytes", "1000")
+    try:
+        await client.initialize(workspace, index_dir)
+        big = encode(
+            {"jsonrpc": "2.0", "id": "big", "method": CONTEXT_FOR_TASK, "params": {"task": "x" * 2000}}
+        )
+        await client.write(frame(big) + frame(status_request("after")))
+        refused = await client.answer_to("big")
+        after = await client.answer_to("after")
+        assert refused["error"]["code"] == INVALID_REQUEST
+        assert "larger than the limit of 1,000 bytes" in refused["error"]["message"]
+        assert "result" in after
+    finally:
+        await client.close()
+
+
+async def test_an_unparsable_body_is_a_parse_error_to_id_null(workspace: Path, index_dir: Path) -> None:
+    client = await RawClient.start()
+    try:
+        await client.initialize(workspace, index_dir)
+        await client.write(frame(b'{"jsonrpc": "2.0", "id": 7, "method":') + frame(b"\xff\xfe{}"))
+        parse_errors = [await client.answer_to(None), await client.answer_to(None)]
+        assert [answer["error"]["code"] for answer in parse_errors] == [PARSE_ERROR, PARSE_ERROR]
+        assert "result" in await client.request("after", INDEX_STATUS)
+    finally:
+        await client.close()
+
+
+# Envelopes that are not JSON-RPC requests: (message, the id the error goes to).
+BAD_ENVELOPES: dict[str, tuple[Any, Any]] = {
+    "a number for method": ({"jsonrpc": "2.0", "id": 1, "method": 5}, 1),
+    "null for method": ({"jsonrpc": "2.0", "id": 2, "method": None}, 2),
+    "an object id": ({"jsonrpc": "2.0", "id": {}, "method": INDEX_STATUS}, None),
+    "an array id": ({"jsonrpc": "2.0", "id": [], "method": INDEX_STATUS}, None),
+    "a fractional id": ({"jsonrpc": "2.0", "id": 1.5, "method": INDEX_STATUS}, None),
+    "a boolean id": ({"jsonrpc": "2.0", "id": True, "method": INDEX_STATUS}, None),
+    "a null id": ({"jsonrpc": "2.0", "id": None, "method": INDEX_STATUS}, None),
+    "an id above LSP's integer": ({"jsonrpc": "2.0", "id": 2**31, "method": INDEX_STATUS}, None),
+    "no jsonrpc": ({"id": 3, "method": INDEX_STATUS}, 3),
+    "jsonrpc 1.0": ({"jsonrpc": "1.0", "id": 4, "method": INDEX_STATUS}, 4),
+    "neither method nor id": ({"jsonrpc": "2.0", "params": {}}, None),
+    "a string": ("hello", None),
+    "an empty batch": ([], None),
+    "a batch": ([{"jsonrpc": "2.0", "id": 5, "method": INDEX_STATUS}], 5),
+    "a lone surrogate in an id": ({"jsonrpc": "2.0", "id": "\ud800", "method": 5}, "\ud800"),
+}
+
+
+async def test_wrong_envelopes_are_invalid_requests(workspace: Path, index_dir: Path) -> None:
+    client = await RawClient.start()
+    try:
+        await client.initialize(workspace, index_dir)
+        codes: dict[str, int] = {}
+        for name, (message, answer_id) in BAD_ENVELOPES.items():
+            await client.send(message)
+            answer = await client.answer_to(answer_id)
+            codes[name] = answer["error"]["code"]
+            assert "data" not in answer["error"], name
+        assert codes == {name: INVALID_REQUEST for name in BAD_ENVELOPES}
+        assert "result" in await client.request("after", INDEX_STATUS)
+    finally:
+        await client.close()
+
+
+# Requests whose params are missing or of the wrong type; each must be answered InvalidParams.
+BAD_PARAMS: dict[str, tuple[str, Any]] = {
+    "hover without params": ("textDocument/hover", None),
+    "hover with a string line": (
+        "textDocument/hover",
+        {"textDocument": {"uri": "file:///x.py"}, "position": {"line": "4", "character": 0}},
+    ),
+    "hover with a fractional character": (
+        "textDocument/hover",
+        {"textDocument": {"uri": "file:///x.py"}, "position": {"line": 0, "character": 1.5}},
+    ),
+    "hover with a number for uri": (
+        "textDocument/hover",
+        {"textDocument": {"uri": 5}, "position": {"line": 0, "character": 0}},
+    ),
+    "executeCommand with {}": ("workspace/executeCommand", {}),
+    "executeCommand without params": ("workspace/executeCommand", None),
+    "executeCommand with a bad argument": (
+        "workspace/executeCommand",
+        {"command": REINDEX_COMMAND, "arguments": [5]},
+    ),
+    "contextForTask without params": (CONTEXT_FOR_TASK, None),
+    "contextForTask with a number task": (CONTEXT_FOR_TASK, {"task": 5}),
+    "contextForTask with a string line": (
+        CONTEXT_FOR_TASK,
+        {"task": "x", "focus": {"position": {"line": "4", "character": 0}}},
+    ),
+    "expand without params": (EXPAND, None),
+    "expand with an array": (EXPAND, ["id"]),
+    "params that are a number": (INDEX_STATUS, 5),
+}
+
+
+async def test_bad_params_are_invalid_params_without_internals(workspace: Path, index_dir: Path) -> None:
+    client = await RawClient.start()
+    try:
+        await client.initialize(workspace, index_dir)
+        errors: dict[str, dict[str, Any]] = {}
+        for name, (method, params) in BAD_PARAMS.items():
+            message: dict[str, Any] = {"jsonrpc": "2.0", "id": name, "method": method}
+            if params is not None:
+                message["params"] = params
+            await client.send(message)
+            errors[name] = (await client.answer_to(name))["error"]
+        assert {name: error["code"] for name, error in errors.items()} == {
+            name: INVALID_PARAMS for name in BAD_PARAMS
+        }
+        assert [
+            name for name, error in errors.items() if "data" in error or "Traceback" in error["message"]
+        ] == []
+    finally:
+        await client.close()
+
+
+async def test_hover_on_a_missing_file_is_invalid_params(workspace: Path, index_dir: Path) -> None:
+    client = await RawClient.start()
+    try:
+        await client.initialize(workspace, index_dir)
+        missing = (workspace / "shop" / "gone.py").as_uri()
+        answer = await client.request(
+            1,
+            "textDocument/hover",
+            {"textDocument": {"uri": missing}, "position": {"line": 0, "character": 0}},
+        )
+        assert answer["error"]["code"] == INVALID_PARAMS
+        assert "neither open in the editor nor a readable file" in answer["error"]["message"]
+        assert "data" not in answer["error"]
+    finally:
+        await client.close()
+
+
+async def test_the_lifecycle_is_enforced(workspace: Path, index_dir: Path) -> None:
+    client = await RawClient.start()
+    try:
+        before = await client.request(1, INDEX_STATUS)
+        await client.send({"jsonrpc": "2.0", "method": "initialized", "params": {}})
+        await client.initialize(workspace, index_dir)
+        again = await client.initialize(workspace / "shop", index_dir, request_id=2)
+        await client.request("shutdown", "shutdown")
+        after = await client.request(3, INDEX_STATUS)
+
+        assert before["error"]["code"] == SERVER_NOT_INITIALIZED
+        assert again["error"]["code"] == INVALID_REQUEST
+        assert after["error"]["code"] == INVALID_REQUEST
+        assert await client.exit() == 0
+    finally:
+        await client.close()
+
+
+async def test_exit_without_shutdown_exits_with_1(workspace: Path, index_dir: Path) -> None:
+    client = await RawClient.start()
+    try:
+        await client.initialize(workspace, index_dir)
+        assert await client.exit() == 1
+    finally:
+        await client.close()
+
+
+@pytest.mark.parametrize("cancelled_id", [[], {}, None, 1.5])
+async def test_a_cancel_with_an_id_of_the_wrong_type_is_dropped(
+    workspace: Path, index_dir: Path, cancelled_id: Any
+) -> None:
+    client = await RawClient.start()
+    try:
+        await client.initialize(workspace, index_dir)
+        await client.send({"jsonrpc": "2.0", "method": "$/cancelRequest", "params": {"id": cancelled_id}})
+        assert "result" in await client.request("after", INDEX_STATUS)
+    finally:
+        await client.close()
