@@ -187,9 +187,10 @@ export async function attachToChat(view: PanelView): Promise<void> {
     const location = citationLocation(item);
     return { uri: location.uri, range: location.range };
   });
+  // Two steps: VS Code 1.139 drops the query of an open command that also attaches files.
+  await vscode.commands.executeCommand("workbench.action.chat.open", { attachFiles });
   await vscode.commands.executeCommand("workbench.action.chat.open", {
     query: view.pack.taskDescription,
     isPartialQuery: true,
-    attachFiles,
   });
 }

@@ -46,6 +46,21 @@ export default async function scenario({ s, wb, step, selfTest, waitFor, log, mo
     );
   });
 
+  await step("02b-attach-to-chat-attaches-the-bodies", async () => {
+    const frame = await wb.webviewFrame(cite(computeTotal));
+    await frame.locator('button[data-action="attach"]').click();
+    const chips = wb.page.locator(".part.auxiliarybar .chat-attached-context-attachment");
+    const labels = await waitFor("the packed bodies attached to the chat input", async () => {
+      const texts = await chips.allInnerTexts();
+      return texts.some((t) => t.includes("pricing.py")) && texts;
+    });
+    log(`attached: ${labels.join(" | ")}`);
+    const input = wb.page.locator(".part.auxiliarybar .interactive-input-editor");
+    await waitFor("the task typed into the chat input", async () =>
+      (await input.innerText()).includes("compute_total"),
+    );
+  });
+
   await step("03-citation-opens-file-at-range", async () => {
     const frame = await wb.webviewFrame(cite(computeTotal));
     await frame
