@@ -156,3 +156,20 @@ async def test_hover_on_a_definition_name_shows_it_and_elsewhere_shows_nothing(
     assert "2 uses in 1 file" in on_name
     assert (on_keyword, on_blank_line, on_local_name) == (None, None, None)
     assert (await client.protocol.send_request_async(INDEX_STATUS, None))["state"] == "ready"
+
+
+async def test_hover_on_a_definition_that_spans_its_whole_file(
+    client: LanguageClient, statuses: IndexStatusLog, workspace: Path
+) -> None:
+    await statuses.ready()
+    solo = workspace / "shop" / "solo.py"
+    # The function and the file's module node share lines 1-2: the definition named there wins.
+    solo.write_text("def solo_total(amounts):\n    return sum(amounts)\n", encoding="utf-8")
+    client.text_document_did_save(
+        types.DidSaveTextDocumentParams(text_document=types.TextDocumentIdentifier(uri=solo.as_uri()))
+    )
+    await statuses.ready(2)
+
+    markdown = markdown_of(await hover(client, solo, 1, 6))
+
+    assert "def solo_total(amounts)" in markdown

@@ -368,11 +368,14 @@ class IndexSnapshot:
         return self._rows
 
     def innermost_node_at(self, path: str, line: int) -> NodeRow | None:
-        """The smallest definition whose span holds ``line`` (the module node if none does)."""
+        """The smallest definition whose span holds ``line`` (the module node if none does).
+
+        A definition that spans its whole file ties with the module node: the definition wins.
+        """
         row = self._db.execute(
             f"SELECT {_NODE_COLUMNS} FROM {_NODE_FROM}"
             " WHERE f.path = ? AND n.start_line <= ? AND n.end_line >= ?"
-            " ORDER BY (n.end_line - n.start_line), n.id LIMIT 1",
+            " ORDER BY (n.end_line - n.start_line), n.kind = 'module', n.id LIMIT 1",
             (path, line, line),
         ).fetchone()
         return None if row is None else _node(row)
