@@ -16,6 +16,7 @@ from smartctx.core.model import ParseResult, RefKind, SymbolKind
 from smartctx.parsing.extract import (
     MAX_DEFINITION_DEPTH,
     MAX_QUALIFIED_NAME_CHARS,
+    MAX_QUERY_START_DEPTH,
     MAX_UNCLOSED_BRACKETS,
     SourceParser,
 )
@@ -123,10 +124,18 @@ def test_shuffled_lines_of_real_code(data: st.DataObject, language: str, source_
 NESTED_FUNCTIONS = 10_000
 
 
+# A level of nesting past MAX_DEFINITION_DEPTH, but well within MAX_QUERY_START_DEPTH.
+FOLDED_CALL_LEVEL = 30
+
+
 def nested_functions(count: int) -> bytes:
-    """``count`` JavaScript functions each inside the previous one, the innermost calling ``deepCall``."""
-    opening = "".join(f"function f{level}() {{\n" for level in range(count))
-    return f"{opening}deepCall();\n{'}' * count}\n".encode()
+    """``count`` JavaScript functions each inside the previous one; one past the depth cap calls
+    ``deepCall``."""
+    opening = "".join(
+        f"function f{level}() {{\n" + ("deepCall();\n" if level == FOLDED_CALL_LEVEL else "")
+        for level in range(count)
+    )
+    return f"{opening}{'}' * count}\n".encode()
 
 
 def test_deeply_nested_definitions_fold_into_the_deepest_kept_ancestor(source_parser: SourceParser) -> None:
@@ -156,3 +165,13 @@ def test_nesting_up_to_the_cap_keeps_every_definition(source_parser: SourceParse
     source += f"{'    ' * MAX_DEFINITION_DEPTH}pass\n"
     result = source_parser.parse(source.encode(), "python")
     assert len(result.symbols) == MAX_DEFINITION_DEPTH
+
+
+def test_nothing_below_the_query_depth_is_matched(source_parser: SourceParser) -> None:
+    # Each call nests two levels (call_expression, arguments), so the innermost call lies deeper
+    # than the bound while the outermost is near the top.
+    depth = MAX_QUERY_START_DEPTH
+    source = f"outer({'wrap(' * depth}innermost(){')' * depth});\n"
+    names = {reference.name for reference in source_parser.parse(source.encode(), "javascript").references}
+    assert "outer" in names and "wrap" in names
+    assert "innermost" not in names

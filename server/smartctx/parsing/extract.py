@@ -42,6 +42,7 @@ Rules applied in code rather than per language:
 
 - A definition's parent is the innermost definition whose node contains it; qualified names are
   the parents' names joined with dots.
+- Nothing deeper than ``MAX_QUERY_START_DEPTH`` levels in the syntax tree is matched.
 - A definition nested deeper than ``MAX_DEFINITION_DEPTH`` or whose qualified name would be longer
   than ``MAX_QUALIFIED_NAME_CHARS`` is folded into its innermost kept ancestor: it is no symbol of
   its own, its lines are that ancestor's text and its references are that ancestor's.
@@ -107,6 +108,15 @@ rarely nested past a handful of levels.
 MAX_QUALIFIED_NAME_CHARS = 1_000
 """A definition whose qualified name would be longer than this is folded, like one nested too deep,
 so that one absurdly long identifier cannot make every name below it as long."""
+
+MAX_QUERY_START_DEPTH = 2_000
+"""Query patterns start no deeper than this in the syntax tree.
+
+Below some ten thousand levels tree-sitter's query cursor slows down sharply (50,000 nested calls,
+150 KB, took 82 s to query and 0.26 s to parse); with this bound the same file takes 0.01 s.
+Code this deep is generated or hostile; its text still belongs to the enclosing symbol, it only
+yields no definitions or references of its own.
+"""
 
 _NAME = "name"
 _DOC = "doc"
@@ -244,7 +254,9 @@ class SourceParser:
         root = parser.parse(source).root_node
         if root.has_error and _unclosed_brackets(source) > MAX_UNCLOSED_BRACKETS:
             return ParseResult(language=language, symbols=(), references=(), has_errors=True)
-        matches = QueryCursor(grammar.query).matches(root)
+        cursor = QueryCursor(grammar.query)
+        cursor.set_max_start_depth(MAX_QUERY_START_DEPTH)
+        matches = cursor.matches(root)
         definitions, uses = _collect(matches, source, grammar)
         kept = _nest(definitions)
         if grammar.has_preludes:
