@@ -465,7 +465,8 @@ class IndexWriter:
         db.execute("COMMIT")
 
     def reclaim_space(self) -> bool:
-        """Rewrite the file without its free pages if they pass the thresholds; whether it did.
+        """Merge the full-text indexes and rewrite the file without its free pages if they pass the
+        thresholds; whether it did.
 
         VACUUM costs time in the size of what is kept, so callers run it off the request path; in
         WAL mode the file shrinks at the checkpoint that follows, which readers may postpone.
@@ -479,6 +480,9 @@ class IndexWriter:
             or free_pages < VACUUM_MIN_FREE_FRACTION * page_count
         ):
             return False
+        # The full-text indexes keep a deleted file's entries until a merge: without one, 2.1 of the
+        # 2.3 MB left after a big file's 8 MB of index was vacuumed away were its entries.
+        self.compact_search()
         db.execute("VACUUM")
         db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
         return True
