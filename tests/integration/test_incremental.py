@@ -273,3 +273,30 @@ def test_full_text_indexes_are_compacted_after_enough_changes(
         [round(hit.bm25, 9) for hit in hits] for hits in fresh_hits
     ]
     assert stale_hits == []
+
+
+def test_the_index_file_shrinks_when_a_big_file_goes(tmp_path: Path) -> None:
+    root = tmp_path / "ws"
+    root.mkdir()
+    (root / "keep.py").write_text(python_module(["alpha"], [], []))
+    # About 0.8 MB of ordinary functions: several MB of index, well past the vacuum thresholds.
+    handlers = (
+        f"def handler_{number}(request):\n    return process(request, {number})\n\n"
+        for number in range(14_000)
+    )
+    (root / "big.py").write_text("".join(handlers))
+    store = IndexStore(root, tmp_path / "index")
+    try:
+        indexer = Indexer(root, store, IndexConfig(workers=0))
+        assert "vacuum" not in indexer.reconcile().stage_seconds
+        with_big = store.path.stat().st_size
+        (root / "big.py").unlink()
+        report = indexer.reconcile()
+        without_big = store.path.stat().st_size
+        with store.snapshot() as snapshot:
+            assert snapshot.file_paths() == ["keep.py"]
+    finally:
+        store.close()
+    assert "vacuum" in report.stage_seconds
+    # What is left is about one small file's worth: no deleted rows, no stale full-text entries.
+    assert without_big < with_big / 20

@@ -269,3 +269,32 @@ def test_expanding_a_function_named_like_its_module_gives_the_function(
     assert [body.id for body in pack.bodies] == ["report.py::report"]
     assert pack.subgraph_nodes == ("report.py::report",)
     assert pack.subgraph_edges == ()
+
+
+def test_a_symbol_too_big_to_pack_says_why(tmp_path: Path, counter: TokenCounter) -> None:
+    root = tmp_path / "ws"
+    root.mkdir()
+    # Long lines (under the minified threshold on average) that no cut of six lines fits in the budget.
+    terms = " + ".join(f"weight_{number} * value_{number}" for number in range(12))
+    body = "".join(f"    total_{line} = {terms}\n" for line in range(40))
+    (root / "ledger.py").write_text(f"def reconcile_ledger(value):\n{body}    return value\n")
+    parameters = ", ".join(f"option_{number}: int = {number}" for number in range(60))
+    # The short function takes the body slot, leaving the long one to the summaries.
+    (root / "options.py").write_text(
+        f"def configure():\n    return 1\n\n\ndef configure_everything({parameters}):\n    return 1\n"
+    )
+    big_store = IndexStore(root, tmp_path / "index")
+    try:
+        Indexer(root, big_store, IndexConfig(workers=0)).reconcile()
+        body_pack = run(big_store, root, counter, "reconcile_ledger", budget_tokens=300, max_summaries=0)
+        summary_pack = run(big_store, root, counter, "configure", budget_tokens=120, max_bodies=1)
+    finally:
+        big_store.close()
+    assert body_pack.bodies == ()
+    assert ("body-skipped", "ledger.py::reconcile_ledger") in {
+        (warning.code, warning.node_id) for warning in body_pack.warnings
+    }
+    assert "configure_everything" not in [summary.name for summary in summary_pack.summaries]
+    assert ("summary-skipped", "options.py::configure_everything") in {
+        (warning.code, warning.node_id) for warning in summary_pack.warnings
+    }

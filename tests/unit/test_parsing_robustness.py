@@ -13,7 +13,13 @@ from hypothesis import strategies as st
 
 from smartctx.core.files import lf_line_ends
 from smartctx.core.model import ParseResult, RefKind, SymbolKind
-from smartctx.parsing.extract import MAX_UNCLOSED_BRACKETS, SourceParser
+from smartctx.parsing.extract import (
+    MAX_DEFINITION_DEPTH,
+    MAX_QUALIFIED_NAME_CHARS,
+    MAX_QUERY_START_DEPTH,
+    MAX_UNCLOSED_BRACKETS,
+    SourceParser,
+)
 from smartctx.parsing.languages import LANGUAGES
 from smartctx.parsing.summary import MAX_SIGNATURE_CHARS
 
@@ -113,3 +119,59 @@ def test_shuffled_lines_of_real_code(data: st.DataObject, language: str, source_
     lines = fixture_bytes(language).splitlines(keepends=True)
     source = b"".join(data.draw(st.lists(st.sampled_from(lines), max_size=60)))
     assert_well_formed(source_parser.parse(source, language), language, source)
+
+
+NESTED_FUNCTIONS = 10_000
+
+
+# A level of nesting past MAX_DEFINITION_DEPTH, but well within MAX_QUERY_START_DEPTH.
+FOLDED_CALL_LEVEL = 30
+
+
+def nested_functions(count: int) -> bytes:
+    """``count`` JavaScript functions each inside the previous one; one past the depth cap calls
+    ``deepCall``."""
+    opening = "".join(
+        f"function f{level}() {{\n" + ("deepCall();\n" if level == FOLDED_CALL_LEVEL else "")
+        for level in range(count)
+    )
+    return f"{opening}{'}' * count}\n".encode()
+
+
+def test_deeply_nested_definitions_fold_into_the_deepest_kept_ancestor(source_parser: SourceParser) -> None:
+    result = source_parser.parse(nested_functions(NESTED_FUNCTIONS), "javascript")
+    deepest = ".".join(f"f{level}" for level in range(MAX_DEFINITION_DEPTH))
+    assert [symbol.qualified_name for symbol in result.symbols][-1] == deepest
+    assert len(result.symbols) == MAX_DEFINITION_DEPTH
+    assert all(len(symbol.qualified_name) <= MAX_QUALIFIED_NAME_CHARS for symbol in result.symbols)
+    # The folded part's calls still count, as calls of the deepest kept function.
+    (call,) = (reference for reference in result.references if reference.name == "deepCall")
+    assert call.source == deepest
+    # Its span still reaches the end of everything folded into it, the line of closing braces.
+    assert result.symbols[-1].span.end_line == NESTED_FUNCTIONS + 2
+
+
+def test_a_name_too_long_to_qualify_folds_what_it_would_name(source_parser: SourceParser) -> None:
+    outer = "A" * (MAX_QUALIFIED_NAME_CHARS // 2)
+    inner = "B" * (MAX_QUALIFIED_NAME_CHARS // 2 + 1)
+    source = f"class {outer}:\n    class {inner}:\n        def method(self):\n            helper()\n"
+    result = source_parser.parse(source.encode(), "python")
+    assert [symbol.qualified_name for symbol in result.symbols] == [outer]
+    assert {(reference.name, reference.source) for reference in result.references} == {("helper", outer)}
+
+
+def test_nesting_up_to_the_cap_keeps_every_definition(source_parser: SourceParser) -> None:
+    source = "".join(f"{'    ' * level}def f{level}():\n" for level in range(MAX_DEFINITION_DEPTH))
+    source += f"{'    ' * MAX_DEFINITION_DEPTH}pass\n"
+    result = source_parser.parse(source.encode(), "python")
+    assert len(result.symbols) == MAX_DEFINITION_DEPTH
+
+
+def test_nothing_below_the_query_depth_is_matched(source_parser: SourceParser) -> None:
+    # Each call nests two levels (call_expression, arguments), so the innermost call lies deeper
+    # than the bound while the outermost is near the top.
+    depth = MAX_QUERY_START_DEPTH
+    source = f"outer({'wrap(' * depth}innermost(){')' * depth});\n"
+    names = {reference.name for reference in source_parser.parse(source.encode(), "javascript").references}
+    assert "outer" in names and "wrap" in names
+    assert "innermost" not in names

@@ -365,7 +365,8 @@ class Indexer:
         self, report: IndexReport, *, recompute_scores: bool = True, initial: bool = False
     ) -> None:
         """Resolve references and recompute scores if a batch (this one or an interrupted one) left
-        work behind; compact the full-text indexes once enough files have changed since the last time."""
+        work behind; compact the full-text indexes once enough files have changed since the last time;
+        give the disk back once enough of the index file is free pages."""
         writer = self.store.writer
         resolve_started = time.perf_counter()
         writer.resolve_pending()
@@ -384,6 +385,9 @@ class Indexer:
             report.stage_seconds["compact"] = time.perf_counter() - compact_started
             changed = 0
         writer.set_meta([(CHANGED_SINCE_COMPACTION_KEY, str(changed))])
+        vacuum_started = time.perf_counter()
+        if writer.reclaim_space():
+            report.stage_seconds["vacuum"] = time.perf_counter() - vacuum_started
 
     def _parse_buffer(
         self, path: str, data: bytes, state: FileState | None

@@ -272,8 +272,8 @@ class WirePackMetadata(TypedDict):
     # Milliseconds per pipeline stage (search, expand, score, diversify, pack, …).
     timingsMs: dict[str, float]
     freshness: WireFreshness
-    # Codes include secret-redacted, stale-relocated, stale-dropped, missing-citation,
-    # folder-unavailable, history-shallow, history-unavailable.
+    # Codes include secret-redacted, stale-relocated, stale-dropped, missing-citation, body-cut,
+    # body-skipped, summary-skipped, folder-unavailable, history-shallow, history-unavailable.
     warnings: list[WireWarning]
 
 

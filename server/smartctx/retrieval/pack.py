@@ -2,9 +2,10 @@
 
 Every emitted token (the header, each item's heading and fence, the code, the summaries) is counted
 with the real tokenizer, and the budget is never exceeded. A body that does not fit is cut at a
-line boundary, or skipped, and packing goes on with the next item: one large class never empties a
-pack. Bodies are read from the files now; a definition that changed since indexing is found again
-or dropped with a warning, so the text always matches its citation.
+line boundary, or skipped with a ``body-skipped`` warning, and packing goes on with the next item:
+one large class never empties a pack. A summary too long for the whole budget is skipped with a
+``summary-skipped`` warning. Bodies are read from the files now; a definition that changed since
+indexing is found again or dropped with a warning, so the text always matches its citation.
 """
 
 from __future__ import annotations
@@ -150,6 +151,13 @@ def pack(
             trimmed = True
             cut = _cut_to_fit(item, index, start, text, room, counter)
             if cut is None:
+                warnings.append(
+                    Warning(
+                        "body-skipped",
+                        f"{tokens} tokens, and its first {MIN_CUT_LINES} lines do not fit the {room} left",
+                        node_id(item.node),
+                    )
+                )
                 continue
             block, tokens, end, text = cut
             warnings.append(
@@ -181,11 +189,22 @@ def pack(
     summaries: list[SummaryItem] = []
     if selection.summaries:
         used += counter.count(SUMMARIES_HEADING)
+        # A summary longer than everything the header leaves can never be packed in this budget,
+        # which says more than the usual trimming at the end of the list.
+        summary_room = budget_tokens - counter.count(head) - counter.count(SUMMARIES_HEADING)
         for item in selection.summaries:
             line, _ = redact(summary_line(item))
             tokens = counter.count(line)
             if used + tokens > budget_tokens:
                 trimmed = True
+                if tokens > summary_room:
+                    warnings.append(
+                        Warning(
+                            "summary-skipped",
+                            f"its summary takes {tokens} tokens, more than the {summary_room} the budget has",
+                            node_id(item.node),
+                        )
+                    )
                 continue
             used += tokens
             summary_lines.append(line)
