@@ -78,9 +78,17 @@ def churn(probe: Path, round_number: int) -> None:
         )
 
 
+async def drain(stream: asyncio.StreamReader | None) -> None:
+    """Read the server's stderr as it comes: a full pipe would block its logging, and the server."""
+    while stream is not None and await stream.read(65536):
+        pass
+
+
 async def soak(root: Path, index_dir: Path, minutes: float) -> dict[str, Any]:
     server = Server(root, index_dir)
     first_index_s = await server.start()
+    process = server.client._server
+    drained = asyncio.create_task(drain(process.stderr if process is not None else None))
     started = time.monotonic()
     samples: list[dict[str, float]] = []
     rounds = 0
@@ -120,6 +128,7 @@ async def soak(root: Path, index_dir: Path, minutes: float) -> dict[str, Any]:
         )
     finally:
         await server.stop()
+        await drained
     settled = [(sample["s"], sample["rssMb"]) for sample in samples if sample["s"] >= WARM_UP_S]
     ordered = sorted(latencies)
     return {
