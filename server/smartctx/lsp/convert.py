@@ -9,13 +9,14 @@ from __future__ import annotations
 import logging
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 from smartctx.core.context import ContextOptions, ContextRequest, Focus, InvalidRequestError
 from smartctx.indexing.indexer import IndexReport
 from smartctx.live.paths import innermost_folder
 from smartctx.live.status import StatusCounts
 from smartctx.lsp.protocol import OPTION_FIELDS, IndexStatus, ReindexResult
+from smartctx.output.pack_json import status_to_wire as status_json
 
 log = logging.getLogger(__name__)
 
@@ -128,13 +129,4 @@ def reindex_to_wire(reports: Sequence[IndexReport]) -> ReindexResult:
 
 
 def status_to_wire(counts: StatusCounts) -> IndexStatus:
-    status: IndexStatus = {
-        "state": counts.state,
-        "filesDone": counts.files_done,
-        "filesTotal": counts.files_total,
-        "pendingFiles": counts.pending_files,
-        "indexedFiles": counts.indexed_files,
-    }
-    if counts.error:
-        status["message"] = counts.error
-    return status
+    return cast(IndexStatus, status_json(counts))

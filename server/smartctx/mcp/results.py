@@ -17,7 +17,7 @@ import mcp_types as types
 from smartctx.core.context import ContextPack, NodeDetail
 from smartctx.live.status import StatusCounts
 from smartctx.live.workspace import Folder
-from smartctx.output.pack_json import node_to_wire, pack_to_wire
+from smartctx.output.pack_json import node_to_wire, pack_to_wire, status_to_wire
 
 # Source files are text; a client that wants a finer type can look at the extension.
 CODE_MIME_TYPE = "text/plain"
@@ -49,9 +49,9 @@ def node_result(node: NodeDetail, folders: Sequence[Folder]) -> types.CallToolRe
 
 def status_result(status: StatusCounts, folders: Sequence[Folder]) -> types.CallToolResult:
     wire: dict[str, Any] = {
-        **_counts_to_wire(status),
+        **status_to_wire(status),
         "folders": [
-            {"name": folder.name, "uri": folder.uri, "path": str(folder.root), **_counts_to_wire(counts)}
+            {"name": folder.name, "uri": folder.uri, "path": str(folder.root), **status_to_wire(counts)}
             for folder, counts in ((folder, folder.index.status()) for folder in folders)
         ],
     }
@@ -87,19 +87,6 @@ def _pending_note(pending_files: int) -> str:
         f"Note: the index is still being built ({files} waiting to be indexed); this answer covers only "
         "what is indexed so far. Ask again later, or call index_status to see how far it is."
     )
-
-
-def _counts_to_wire(counts: StatusCounts) -> dict[str, Any]:
-    wire: dict[str, Any] = {
-        "state": counts.state,
-        "filesDone": counts.files_done,
-        "filesTotal": counts.files_total,
-        "pendingFiles": counts.pending_files,
-        "indexedFiles": counts.indexed_files,
-    }
-    if counts.error:
-        wire["message"] = counts.error
-    return wire
 
 
 def _citation_link(item: dict[str, Any], folders: Sequence[Folder]) -> types.ResourceLink:

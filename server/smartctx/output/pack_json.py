@@ -10,6 +10,7 @@ from typing import Any
 
 from smartctx.core.context import ContextPack, NodeDetail
 from smartctx.core.history import ImpactSection, RecentChange
+from smartctx.live.status import StatusCounts
 
 
 def pack_to_wire(pack: ContextPack) -> dict[str, Any]:
@@ -151,3 +152,17 @@ def _impact_to_wire(impact: ImpactSection) -> dict[str, Any]:
         "found": impact.found,
         "truncated": impact.truncated,
     }
+
+
+def status_to_wire(counts: StatusCounts) -> dict[str, Any]:
+    """An index status as both servers send it (the language server's ``IndexStatus``)."""
+    wire: dict[str, Any] = {
+        "state": counts.state,
+        "filesDone": counts.files_done,
+        "filesTotal": counts.files_total,
+        "pendingFiles": counts.pending_files,
+        "indexedFiles": counts.indexed_files,
+    }
+    if counts.error:
+        wire["message"] = counts.error
+    return wire
