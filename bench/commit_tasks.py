@@ -42,7 +42,7 @@ from typing import Any
 
 from tree_sitter import Language, Node, Parser
 
-from smartctx.core.model import Symbol
+from smartctx.core.model import Symbol, SymbolKind
 from smartctx.parsing.extract import SourceParser
 from smartctx.parsing.languages import LANGUAGES, language_for_path
 from swebench_repos import mirror_path
@@ -350,18 +350,32 @@ def changed_range(hunk: Hunk, parent_lines: int) -> tuple[int, int] | None:
 
 
 def enclosing_name(symbols: Sequence[Symbol], line: int) -> str:
-    """The qualified name of the innermost definition around ``line``, or ``MODULE_NAME``."""
-    around = [symbol for symbol in symbols if symbol.span.start_line <= line <= symbol.span.end_line]
+    """The qualified name of the innermost definition around ``line``, or ``MODULE_NAME``.
+
+    A language's own module (Ruby ``module``, Rust ``mod``, a TypeScript namespace) is no definition
+    here: the index stores it as a module node, which the scorer names ``MODULE_NAME`` like the
+    file's own, so a line directly inside one is ``MODULE_NAME`` too.
+    """
+    around = [
+        symbol
+        for symbol in symbols
+        if symbol.span.start_line <= line <= symbol.span.end_line and symbol.kind is not SymbolKind.MODULE
+    ]
     if not around:
         return MODULE_NAME
     innermost = min(around, key=lambda s: (s.span.end_line - s.span.start_line, -s.span.start_line))
     return innermost.qualified_name
 
 
-def in_test_module(qualified_name: str) -> bool:
-    """Whether a definition sits in an inline test module (Rust's ``mod tests``), which is test code
-    inside a source file."""
-    return any(part in _TEST_MODULES for part in qualified_name.split("."))
+def in_test_module(symbols: Sequence[Symbol], line: int) -> bool:
+    """Whether ``line`` sits in an inline test module (Rust's ``mod tests``): test code inside a
+    source file."""
+    return any(
+        part in _TEST_MODULES
+        for symbol in symbols
+        if symbol.span.start_line <= line <= symbol.span.end_line
+        for part in symbol.qualified_name.split(".")
+    )
 
 
 _TEST_MODULES = frozenset({"test", "tests"})
@@ -477,14 +491,14 @@ def compute_gold(diffs: Sequence[FileDiff], parser: SourceParser) -> TaskGold:
             lines = changed_range(hunk, diff.parent_lines)
             if lines is None:
                 continue
-            names = [enclosing_name(symbols, line) for line in range(lines[0], lines[1] + 1)]
-            if all(in_test_module(name) for name in names):
+            program = [line for line in range(lines[0], lines[1] + 1) if not in_test_module(symbols, line)]
+            if not program:
                 test_changes += 1
                 continue
             if diff.old_path not in files:
                 files.append(diff.old_path)
             changed.append((diff.old_path, *lines))
-            functions.update((f"{diff.old_path}::{name}", None) for name in names if not in_test_module(name))
+            functions.update((f"{diff.old_path}::{enclosing_name(symbols, line)}", None) for line in program)
     return TaskGold(tuple(files), tuple(changed), tuple(functions), test_changes)
 
 

@@ -10,11 +10,13 @@ report is per language, with plain BM25's top-10 files as the figure to beat.
     .venv/bin/python bench/commits.py extract                 # writes bench/out/commit_tasks.jsonl
     .venv/bin/python bench/commits.py run --repo fd,sinatra   # a slice while iterating
     .venv/bin/python bench/commits.py run                     # the figures to report
+    .venv/bin/python bench/commits.py coverage                # does the parser see these repos' code?
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import sys
 import time
 from collections.abc import Sequence
@@ -30,6 +32,7 @@ from commit_tasks import (
     meta_path,
     write_tasks,
 )
+from parser_coverage import print_coverage, repo_coverage
 from swebench import (
     DEFAULT_BUDGETS,
     Bench,
@@ -39,7 +42,7 @@ from swebench import (
     format_table,
     summarise,
 )
-from swebench_repos import short_name
+from swebench_repos import mirror_path, short_name
 from swebench_scoring import share_within
 
 BENCH_DIR = Path(__file__).resolve().parent
@@ -206,6 +209,19 @@ def run_extract(args: argparse.Namespace) -> int:
     return 0
 
 
+def run_coverage(args: argparse.Namespace) -> int:
+    wanted = set(args.repo)
+    repos = [repo for repo in DEV_REPOS if not wanted or {repo.name, short_name(repo.name)} & wanted]
+    started = time.perf_counter()
+    reports = [repo_coverage(repo, mirror_path(args.mirrors_dir, repo.name)) for repo in repos]
+    print_coverage(reports)
+    out: Path = args.coverage_out
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(json.dumps([report.as_json() for report in reports], indent=1) + "\n", encoding="utf-8")
+    print(f"\nper-repository figures: {out} ({time.perf_counter() - started:.0f} s)")
+    return 0
+
+
 def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     commands = parser.add_subparsers(dest="command", required=True)
@@ -245,6 +261,12 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
         help="one persistent index folder per repository",
     )
     run_command.add_argument("--out", type=Path, default=DEFAULT_OUT, help="where the JSON goes")
+    coverage_command = commands.add_parser(
+        "coverage", parents=[common], help="how much of each repository's code the parser's tags capture"
+    )
+    coverage_command.add_argument(
+        "--coverage-out", type=Path, default=BENCH_DIR / "out" / "commits_parser_coverage.json"
+    )
     return parser.parse_args(argv)
 
 
@@ -252,6 +274,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parse_args(argv)
     if args.command == "extract":
         return run_extract(args)
+    if args.command == "coverage":
+        return run_coverage(args)
     return run(args)
 
 
