@@ -18,9 +18,13 @@ version bumps, dependency updates, or changes of tests, docs, CI and non-source 
 message says enough to be a task and whose change is one change (at most
 ``MAX_SOURCE_FILES`` source files). ``select_tasks`` takes the first ``per_repo`` that pass.
 
-``previous_author_commits`` and ``commits_before`` list, for a task, its author's earlier commits and
-the commits of the preceding hours with their files: the editor state ``bench/focus.py`` simulates.
-Both only see ancestors of the task's parent, so the task's own commit never leaks into them.
+The API other benchmarks use (``bench/focus.py``, issue #14): ``load_tasks(path)`` reads the task
+file (``bench/out/commit_tasks.jsonl`` by default, written by ``bench/commits.py extract``);
+``task_git_dir(mirrors_dir, task)`` is the git directory that holds a task's commits;
+``previous_author_commits(git_dir, task, limit)`` and ``commits_before(git_dir, task, window_hours)``
+list the author's earlier commits and the commits of the preceding hours, each with the files it
+changed that exist in the task's parent: the editor state to simulate. Both only see ancestors of
+the task's parent, so the task's own commit never leaks into them.
 
 The generated tasks go to ``bench/out/`` (git-ignored); this module holds only the rules and the
 pinned commits that make the set reproducible.
@@ -519,6 +523,19 @@ def candidate_shas(git_dir: Path, head: str, limit: int) -> list[str]:
     return listing.split()
 
 
+def judge_change(
+    diffs: Sequence[FileDiff], parser: SourceParser, comments: CommentLines
+) -> tuple[TaskGold, SkipReason | None]:
+    """The gold of a commit's source changes, and the rule they break if they are only comments, only
+    inline tests or no line at all."""
+    gold = compute_gold(diffs, parser)
+    if comments_only(diffs, comments):
+        return gold, SkipReason.COMMENTS_ONLY
+    if not gold.changed:
+        return gold, SkipReason.TEST_MODULES_ONLY if gold.test_changes else SkipReason.NO_CHANGED_LINES
+    return gold, None
+
+
 def select_tasks(
     repo: DevRepo,
     git_dir: Path,
@@ -538,18 +555,15 @@ def select_tasks(
         selection.examined += 1
         commit = read_commit(git_dir, sha)
         subject = commit.subject.strip().rstrip(".").lower()
-        reason, gold = skip_reason(commit), None
+        reason = skip_reason(commit)
         if reason is None and (subject in subjects or pull_requests(subject) & numbers):
             reason = SkipReason.DUPLICATE
-        if reason is None:
-            diffs = file_diffs(git_dir, commit)
-            gold = compute_gold(diffs, parser)
-            if comments_only(diffs, comments):
-                reason = SkipReason.COMMENTS_ONLY
-            elif not gold.changed:
-                reason = SkipReason.TEST_MODULES_ONLY if gold.test_changes else SkipReason.NO_CHANGED_LINES
-        if reason is not None or gold is None:
-            selection.skipped[(reason or SkipReason.NO_CHANGED_LINES).value] += 1
+        if reason is not None:
+            selection.skipped[reason.value] += 1
+            continue
+        gold, reason = judge_change(file_diffs(git_dir, commit), parser, comments)
+        if reason is not None:
+            selection.skipped[reason.value] += 1
             continue
         subjects.add(subject)
         numbers |= pull_requests(subject)
@@ -615,6 +629,11 @@ def meta_path(tasks_path: Path) -> Path:
 def load_tasks(path: Path) -> list[dict[str, Any]]:
     """The task rows written by ``write_tasks``."""
     return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
+
+
+def task_git_dir(mirrors_dir: Path, task: dict[str, Any]) -> Path:
+    """The git directory (a fetched copy) that holds ``task``'s commits."""
+    return mirror_path(mirrors_dir, str(task["repo"]))
 
 
 @dataclass(frozen=True)
