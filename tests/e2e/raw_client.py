@@ -7,7 +7,7 @@ import asyncio
 import json
 import sys
 from pathlib import Path
-from typing import Any
+from typing import IO, Any
 
 # Long enough for a loaded CI machine, short enough that a hang fails quickly.
 WAIT_S = 30.0
@@ -35,7 +35,8 @@ class RawClient:
         self.other_answers: list[dict[str, Any]] = []
 
     @classmethod
-    async def start(cls, *arguments: str) -> RawClient:
+    async def start(cls, *arguments: str, stderr: IO[str] | None = None) -> RawClient:
+        """A server process; its stderr (the log) goes to ``stderr``, or nowhere."""
         process = await asyncio.create_subprocess_exec(
             sys.executable,
             "-m",
@@ -44,7 +45,7 @@ class RawClient:
             *arguments,
             stdin=asyncio.subprocess.PIPE,
             stdout=asyncio.subprocess.PIPE,
-            stderr=asyncio.subprocess.DEVNULL,
+            stderr=stderr if stderr is not None else asyncio.subprocess.DEVNULL,
         )
         return cls(process)
 
