@@ -108,3 +108,34 @@ def test_one_writes_the_other_follows_its_commits_and_takes_over_when_it_closes(
 def scores_dirty(index: LiveIndex) -> bool:
     with index.snapshot() as snapshot:
         return snapshot.stats().scores_dirty
+
+
+def names_in(index: LiveIndex, path: str) -> list[str]:
+    with index.snapshot() as snapshot:
+        return [node.name for node in snapshot.nodes_in_file(path)]
+
+
+def test_a_followers_unsaved_buffer_stays_its_own_until_it_writes(
+    tmp_path: Path, tasks: BackgroundTasks
+) -> None:
+    root = write_tree(tmp_path / "ws", TREE)
+    index_dir = tmp_path / "index"
+    writer = Watched(root, index_dir, tasks)
+    writer.index.start()
+    writer.until(ready_writer)
+    follower = Watched(root, index_dir, tasks)
+    follower.index.start()
+    try:
+        follower.until(lambda s: s.role == "follower" and s.indexed_files == 2)
+        follower.index.update_buffer("shop/price.py", b"def unsaved_price(item):\n    return 0\n")
+        # The writer commits something else; the follower's buffer is still not in the shared index.
+        write_tree(root, {"shop/tax.py": "def tax_of(total):\n    return total * 0.2\n"})
+        follower.until(lambda s: s.indexed_files == 3)
+        assert "unsaved_price" not in names_in(writer.index, "shop/price.py")
+
+        writer.index.close()
+        follower.until(
+            lambda s: ready_writer(s) and "unsaved_price" in names_in(follower.index, "shop/price.py")
+        )
+    finally:
+        follower.index.close()

@@ -323,8 +323,7 @@ class LiveIndex:
 
     def _reindex(self) -> IndexReport | None:
         with self._lock:
-            writer = self._writer if self._role == "follower" else None
-            following = self._role == "follower"
+            following, writer = self._role == "follower", self._writer
         if following:
             raise IndexNotAvailableError(
                 f"{_named(writer)} writes the index of {self.root} and keeps it up to date: re-index"
