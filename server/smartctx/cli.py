@@ -16,6 +16,7 @@ import json
 import logging
 import os
 import sys
+import time
 from collections.abc import Sequence
 from importlib.metadata import version
 from pathlib import Path
@@ -29,7 +30,15 @@ from smartctx.history.changes import GitHistory
 from smartctx.indexing.indexer import IndexConfig, Indexer, IndexReport
 from smartctx.indexing.scanner import ScanConfig
 from smartctx.indexing.sources import WorkspaceSources
-from smartctx.live.sharing import Wait, WriterLock, read_status, wait_for_first_index
+from smartctx.live.sharing import (
+    FOLLOW_POLL_S,
+    Wait,
+    WriterLock,
+    publish_status,
+    read_status,
+    this_process,
+    wait_for_first_index,
+)
 from smartctx.live.status import StatusCounts, WriterInfo
 from smartctx.lsp.framing import DEFAULT_MAX_BODY_BYTES
 from smartctx.output.pack_json import pack_to_wire
@@ -221,20 +230,32 @@ def _workspace(path_text: str) -> Path:
 
 
 def _reconcile(root: Path, store: IndexStore, config: IndexConfig, quiet: bool) -> IndexReport:
-    """Bring the index up to date, with a progress bar on a terminal."""
+    """Bring the index up to date, with a progress bar on a terminal; the progress is published for
+    servers that start meanwhile and follow this process (live/sharing.py)."""
     if store.rebuilt_reason:
         print(f"smartctx: warning: rebuilding the index: {store.rebuilt_reason}", file=sys.stderr)
     indexer = Indexer(root, store, config)
+    me = this_process()
+    publish_status(store.index_dir, StatusCounts(True, 0, 0, 0), me)
     with tqdm(
         desc="parsing", unit=" files", disable=True if quiet else None, file=sys.stderr, leave=False
     ) as bar:
+        published_s = time.monotonic()
 
         def progress(done: int, total: int) -> None:
+            nonlocal published_s
             if bar.total != total:
                 bar.reset(total=total)
             bar.update(done - bar.n)
+            # Followers look this often; publishing more often would only rewrite the file.
+            if time.monotonic() - published_s >= FOLLOW_POLL_S:
+                published_s = time.monotonic()
+                publish_status(store.index_dir, StatusCounts(True, done, total, total - done), me)
 
-        return indexer.reconcile(progress)
+        report = indexer.reconcile(progress)
+    done = report.files_parsed
+    publish_status(store.index_dir, StatusCounts(False, done, done, 0, indexed_files=report.files_total), me)
+    return report
 
 
 def _index_dir(root: Path, given: Path | None) -> Path:

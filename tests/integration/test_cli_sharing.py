@@ -7,14 +7,17 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
-from test_cli import SAMPLE, run
+from test_cli import SAMPLE, many_files, run
+from test_sharing import Watched
 
 from smartctx.indexing.indexer import IndexConfig, Indexer
-from smartctx.live.sharing import WriterLock, publish_status
+from smartctx.live.sharing import WriterLock, publish_status, read_status
 from smartctx.live.status import StatusCounts, WriterInfo
+from smartctx.live.tasks import BackgroundTasks
 from smartctx.store.index_store import IndexStore
 from workspaces import write_tree
 
@@ -104,3 +107,29 @@ def test_a_bounded_wait_then_an_answer_from_what_is_indexed_so_far(root: Path, t
     assert "has not created the index yet; try again in a moment" in nothing.stderr
     assert early.returncode == 0, early.stderr
     assert "is still at its first index; using what it has indexed so far" in early.stderr
+
+
+def test_a_server_follows_a_cli_index_run_then_takes_over_when_it_exits(tmp_path: Path) -> None:
+    root = tmp_path / "ws"
+    many_files(root, 2500)
+    index_dir = tmp_path / "idx"
+    command = ["index", str(root), "--index-dir", str(index_dir), "--quiet", "--workers", "0"]
+    process = subprocess.Popen(
+        [sys.executable, "-m", "smartctx", *command], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE
+    )
+    server = Watched(root, index_dir, BackgroundTasks())
+    try:
+        deadline = time.monotonic() + WAIT_S
+        while (published := read_status(index_dir)) is None or published[1].pid != process.pid:
+            assert time.monotonic() < deadline, "the CLI never published its status"
+            time.sleep(0.01)
+        server.index.start()
+        following = server.until(lambda s: s.role == "follower" and s.files_total == 2500)
+        assert following.writer == WriterInfo(process.pid, "smartctx index")
+        assert following.indexing
+        assert process.wait(timeout=WAIT_S * 4) == 0
+        taken = server.until(lambda s: s.role == "writer" and s.state == "ready")
+        assert taken.indexed_files == 2500
+    finally:
+        process.kill()
+        server.index.close()
