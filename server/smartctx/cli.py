@@ -271,7 +271,11 @@ def _claim(lock: WriterLock, root: Path, wait_s: float, quiet: bool) -> bool:
     except OSError as error:
         raise UserError(f"cannot create index folder {lock.index_dir}: {error.strerror}") from None
     with tqdm(
-        desc="waiting for the first index", unit=" files", disable=True if quiet else None, file=sys.stderr
+        desc="waiting for the first index",
+        unit=" files",
+        disable=True if quiet else None,
+        file=sys.stderr,
+        leave=False,
     ) as bar:
         waited: list[WriterInfo] = []
 
@@ -300,7 +304,7 @@ def _claim(lock: WriterLock, root: Path, wait_s: float, quiet: bool) -> bool:
     if outcome is Wait.TIMED_OUT:
         print(
             f"smartctx: {_writer_name(lock.index_dir)} is still at its first index; using what it has"
-            f" indexed so far (--wait gives it longer)",
+            " indexed so far (--wait gives it longer)",
             file=sys.stderr,
         )
     else:
