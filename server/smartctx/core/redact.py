@@ -20,7 +20,8 @@ import json
 import logging
 import math
 import re
-from collections import Counter
+import threading
+from collections import Counter, OrderedDict
 from collections.abc import Iterable
 from dataclasses import dataclass
 from functools import cache, lru_cache
@@ -36,6 +37,11 @@ MIN_SECRET_ENTROPY_BITS_PER_CHAR = 3.0
 # their answers are kept, at most this many of at most this length (a few MB).
 MAX_CACHED_CHARS = 2_000
 CACHED_STRINGS = 4_096
+# Long strings (pack text, packed bodies) are redacted by the pipeline and then again by the exit
+# pass over the message that carries them, the pack text twice in an MCP result (as text and as
+# structured content). A scan of a 56 kB message costs tens of milliseconds; a second look-up of the
+# same string costs its hash. The answers of at most this many characters of long text are kept.
+MAX_LONG_CACHE_CHARS = 16_000_000
 
 _SECRET_NAME = (
     r"(?:password|passwd|pwd|secret|token|api_?key|apikey|access_?key|private_?key|credential|auth)"
@@ -282,6 +288,39 @@ def secret_spans(text: str) -> list[tuple[int, int]]:
     return merged
 
 
+class _LongTextAnswers:
+    """The answers for the most recently redacted long strings, bounded by their total length."""
+
+    def __init__(self, max_chars: int) -> None:
+        self._max_chars = max_chars
+        self._answers: OrderedDict[str, tuple[str, int]] = OrderedDict()
+        self._chars = 0
+        # Query threads and the event loop redact at once.
+        self._lock = threading.Lock()
+
+    def get(self, text: str) -> tuple[str, int] | None:
+        with self._lock:
+            answer = self._answers.get(text)
+            if answer is not None:
+                self._answers.move_to_end(text)
+            return answer
+
+    def put(self, text: str, answer: tuple[str, int]) -> None:
+        if len(text) > self._max_chars:
+            return
+        with self._lock:
+            if text in self._answers:
+                return
+            self._answers[text] = answer
+            self._chars += len(text)
+            while self._chars > self._max_chars:
+                oldest, _ = self._answers.popitem(last=False)
+                self._chars -= len(oldest)
+
+
+_long_text_answers = _LongTextAnswers(MAX_LONG_CACHE_CHARS)
+
+
 def redact(text: str) -> tuple[str, int]:
     """The text with secrets replaced, and how many were replaced.
 
@@ -289,7 +328,11 @@ def redact(text: str) -> tuple[str, int]:
     """
     if len(text) <= MAX_CACHED_CHARS:
         return _redact_short(text)
-    return _redact(text)
+    answer = _long_text_answers.get(text)
+    if answer is None:
+        answer = _redact(text)
+        _long_text_answers.put(text, answer)
+    return answer
 
 
 @lru_cache(maxsize=CACHED_STRINGS)
