@@ -90,7 +90,7 @@ def fresh_dump(root: Path, index_dir: Path) -> IndexDump:
     try:
         Indexer(root, store, IndexConfig(workers=0)).reconcile()
         with store.snapshot() as snapshot:
-            return dump(snapshot)
+            return dump(snapshot, with_search=True)
     finally:
         store.close()
 
@@ -99,6 +99,7 @@ def assert_same_index(live: IndexDump, fresh: IndexDump) -> None:
     assert live.nodes == fresh.nodes
     assert live.refs == fresh.refs
     assert live.edges == fresh.edges
+    assert live.search == fresh.search
     assert live.scores.keys() == fresh.scores.keys()
     for key, (rank, use) in live.scores.items():
         fresh_rank, fresh_use = fresh.scores[key]
@@ -144,7 +145,7 @@ def test_incremental_index_equals_fresh_index(
             else:
                 indexer.update_paths([path for edit in step for path in touched_paths(edit)])
             with store.snapshot() as snapshot:
-                live = dump(snapshot)
+                live = dump(snapshot, with_search=True)
             assert_same_index(live, fresh_dump(root, base / "fresh-index"))
     finally:
         store.close()
@@ -203,7 +204,7 @@ def test_disk_wins_over_an_indexed_buffer_once_the_buffer_is_gone(tmp_path: Path
             store = IndexStore(root, tmp_path / "live-index")
             Indexer(root, store, IndexConfig(workers=0)).reconcile()
         with store.snapshot() as snapshot:
-            live = dump(snapshot)
+            live = dump(snapshot, with_search=True)
     finally:
         store.close()
     assert (unchanged.files_parsed, unchanged.files_unchanged) == (0, 1)

@@ -9,6 +9,7 @@ into exactly what a fresh full index would be.
 from __future__ import annotations
 
 import sqlite3
+from array import array
 from collections import Counter, defaultdict
 from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
@@ -31,7 +32,7 @@ from smartctx.store.resolution import (
     resolve_name,
     targets_outside,
 )
-from smartctx.store.rows import FileRows
+from smartctx.store.rows import FileRows, unpack_search_words
 
 CONTAINS_CONFIDENCE = 1.0
 # SQLite keeps the pages of deleted rows as free pages inside the file; the file is rewritten
@@ -84,6 +85,7 @@ class Batch:
         edge_rows: list[tuple[int, int, str, float, None]] = []
         search_rows: list[tuple[object, ...]] = []
         file_search_rows: list[tuple[int, str, str]] = []
+        search_words_rows: list[tuple[int, bytes, bytes]] = []
         ref_rows: list[tuple[object, ...]] = []
         contains = RefKind.CONTAINS.value
         for rows in files:
@@ -110,6 +112,7 @@ class Batch:
                 )
             )
             ids_by_name: dict[str, int] = {}
+            node_ids = array("q")
             seen: Counter[tuple[str, str]] = Counter()
             module_id = 0
             for kind, name, qualified, start, end, signature, doc, digest, parent, *words in rows.nodes:
@@ -135,8 +138,10 @@ class Batch:
                     (node_id, file_id, parent_id, kind, name, qualified, start, end, signature, doc, digest)
                 )
                 search_rows.append((node_id, *words, rows.path_words))
+                node_ids.append(node_id)
             self._forget_nodes(previous.values())
             file_search_rows.append((file_id, " ".join(row[13] for row in rows.nodes), rows.path_words))
+            search_words_rows.append((file_id, node_ids.tobytes(), rows.packed_words))
             ref_rows.extend(
                 (file_id, ids_by_name.get(source, module_id) if source else module_id, kind, name, key, line)
                 for source, kind, name, key, line in rows.refs
@@ -160,6 +165,9 @@ class Batch:
             search_rows,
         )
         db.executemany("INSERT INTO file_search(rowid, body, path) VALUES (?, ?, ?)", file_search_rows)
+        db.executemany(
+            "INSERT INTO search_words(file_id, node_ids, words) VALUES (?, ?, ?)", search_words_rows
+        )
         db.executemany(
             "INSERT INTO refs(file_id, source_id, kind, name, key, line) VALUES (?, ?, ?, ?, ?, ?)", ref_rows
         )
@@ -190,8 +198,7 @@ class Batch:
     def _clear_file(self, file_id: int) -> None:
         """Remove a file's rows and its outgoing edges; incoming edges stay with the ids kept."""
         db = self._db
-        db.execute("DELETE FROM search WHERE rowid IN (SELECT id FROM nodes WHERE file_id = ?)", (file_id,))
-        db.execute("DELETE FROM file_search WHERE rowid = ?", (file_id,))
+        self._delete_search_rows(file_id)
         dropped = db.execute(
             "DELETE FROM edges WHERE ref_id IS NOT NULL"
             " AND src_id IN (SELECT id FROM nodes WHERE file_id = ?)",
@@ -202,6 +209,27 @@ class Batch:
         db.execute("DELETE FROM refs WHERE file_id = ?", (file_id,))
         db.execute("DELETE FROM nodes WHERE file_id = ?", (file_id,))
         db.execute("DELETE FROM files WHERE id = ?", (file_id,))
+
+    def _delete_search_rows(self, file_id: int) -> None:
+        """Take a file's rows out of the contentless full-text tables, with the values they were
+        inserted with (FTS5 finds the entries to remove by tokenising them again)."""
+        db = self._db
+        row = db.execute("SELECT node_ids, words FROM search_words WHERE file_id = ?", (file_id,)).fetchone()
+        if row is None:
+            return
+        node_ids = array("q")
+        node_ids.frombytes(row[0])
+        path_words, nodes = unpack_search_words(row[1])
+        db.executemany(
+            "INSERT INTO search(search, rowid, name, qualified_name, signature, doc, body, path)"
+            " VALUES ('delete', ?, ?, ?, ?, ?, ?, ?)",
+            [(node_id, *words, path_words) for node_id, words in zip(node_ids, nodes, strict=True)],
+        )
+        db.execute(
+            "INSERT INTO file_search(file_search, rowid, body, path) VALUES ('delete', ?, ?, ?)",
+            (file_id, " ".join(words[4] for words in nodes), path_words),
+        )
+        db.execute("DELETE FROM search_words WHERE file_id = ?", (file_id,))
 
     def _forget_nodes(self, gone: Iterable[tuple[int, int | None, str]]) -> None:
         """Drop what points at definitions that no longer exist; their names become dirty."""
