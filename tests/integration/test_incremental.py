@@ -301,3 +301,33 @@ def test_the_index_file_shrinks_when_a_big_file_goes(tmp_path: Path) -> None:
     assert "vacuum" in report.stage_seconds
     # What is left is about one small file's worth: no deleted rows, no stale full-text entries.
     assert without_big < with_big / 20
+
+
+@pytest.mark.parametrize("apply_changes", ["reconcile", "update_paths"])
+def test_names_follow_when_only_their_files_imports_change(tmp_path: Path, apply_changes: str) -> None:
+    """A call resolves through what its file imports. When new modules make that import resolve
+    differently (here: too ambiguous to resolve at all), the call must follow, although neither its
+    file nor its name changed."""
+    root = tmp_path / "ws"
+    (root / "a").mkdir(parents=True)
+    (root / "app.py").write_text("import helper\n\n\ndef main():\n    run()\n")
+    (root / "a" / "helper.py").write_text("def run():\n    return 1\n")
+    store = IndexStore(root, tmp_path / "live-index")
+    try:
+        indexer = Indexer(root, store, IndexConfig(workers=0))
+        indexer.reconcile()
+        added = [f"{folder}/helper.py" for folder in ("b", "c", "d")]
+        for path in added:
+            (root / path).parent.mkdir()
+            (root / path).write_text("VALUE = 1\n")
+        if apply_changes == "reconcile":
+            indexer.reconcile()
+        else:
+            indexer.update_paths(added)
+        with store.snapshot() as snapshot:
+            live = dump(snapshot, with_search=True)
+    finally:
+        store.close()
+    fresh = fresh_dump(root, tmp_path / "fresh-index")
+    assert ("app.py", "main@4", "a/helper.py", "run@1", "calls", 0.5) in fresh.edges
+    assert_same_index(live, fresh)

@@ -54,6 +54,21 @@ class ResolutionReport:
     edges: int
 
 
+def _uses(
+    rows: list[tuple[int, str, str, str, int, int]],
+    paths: dict[int, str],
+    candidates: dict[str, list[Candidate]],
+) -> list[tuple[NameUse, list[tuple[int, int]]]]:
+    """Reference rows (file, kind, name, key, id, source), sorted by their first three, as distinct
+    name uses with their (reference, source) pairs. A reference whose key no definition carries
+    cannot resolve: it is not even looked at."""
+    return [
+        (NameUse(file_id, paths[file_id], _REF_KINDS[kind], name, key), [(row[4], row[5]) for row in group])
+        for (file_id, kind, name, key), group in groupby(rows, key=itemgetter(0, 1, 2, 3))
+        if key in candidates
+    ]
+
+
 class Batch:
     """File changes inside one open transaction; see :meth:`IndexWriter.batch`.
 
@@ -328,48 +343,110 @@ class IndexWriter:
         pending = db.execute(
             "SELECT r.file_id, r.kind, r.name, r.key, r.id, r.source_id FROM todo t"
             " CROSS JOIN refs r ON r.id = t.ref_id"
-            " ORDER BY 1, 2, 3"
         ).fetchall()
+        imports_before = self._import_edges_to_redo()
         db.execute("DELETE FROM edges WHERE ref_id IN (SELECT ref_id FROM todo)")
         paths = dict(db.execute("SELECT id, path FROM files"))
         candidates = self._candidates({row[3] for row in pending})
-        # A reference whose key no definition carries cannot resolve: it is not even looked at.
-        uses = [
-            (
-                NameUse(file_id, paths[file_id], _REF_KINDS[kind], name, key),
-                [(row[4], row[5]) for row in rows],
-            )
-            for (file_id, kind, name, key), rows in groupby(pending, key=itemgetter(0, 1, 2, 3))
-            if key in candidates
-        ]
-        edges: list[tuple[int, int, str, float, int]] = []
-        # An absolute import means the same in every file; resolve each one once.
-        import_answers: dict[tuple[str, str], tuple[list[Candidate], float]] = {}
-        for use, refs in uses:
-            if use.kind is RefKind.IMPORT:
-                question = (use.name, import_scope(use))
-                matched = import_answers.get(question)
-                if matched is None:
-                    matched = import_matches(*question, candidates.get(use.key, ()))
-                    import_answers[question] = matched
-                targets = targets_outside(*matched, use.file_id)
-                edges.extend(
-                    (source_id, t.node_id, use.kind.value, t.confidence, ref_id)
-                    for ref_id, source_id in refs
-                    for t in targets
-                )
+        import_kind = RefKind.IMPORT.value
+        edges = self._resolve_imports([row for row in pending if row[1] == import_kind], paths, candidates)
         db.executemany(
             "INSERT INTO edges(src_id, dst_id, kind, confidence, ref_id) VALUES (?, ?, ?, ?, ?)", edges
         )
         resolved = len(edges)
-        edges.clear()
+        # The other references of a file resolve through what its imports point at, so a file whose
+        # imports now point elsewhere has them all resolved again, although neither they nor their
+        # names changed.
+        imports_after: dict[int, set[tuple[int, int]]] = defaultdict(set)
+        files_of_refs = {row[4]: row[0] for row in pending if row[1] == import_kind}
+        for _, dst_id, _, _, ref_id in edges:
+            imports_after[files_of_refs[ref_id]].add((ref_id, dst_id))
+        redirected = {
+            file_id
+            for file_id in imports_before.keys() | imports_after.keys()
+            if imports_before.get(file_id, set()) != imports_after.get(file_id, set())
+        }
+        added = self._add_references_of(redirected, candidates)
+        names = [row for row in pending if row[1] != import_kind] + added
+        names.sort(key=itemgetter(0, 1, 2, 4))
+        edges = self._resolve_names(names, paths, candidates)
+        db.executemany(
+            "INSERT INTO edges(src_id, dst_id, kind, confidence, ref_id) VALUES (?, ?, ?, ?, ?)", edges
+        )
+        db.execute("UPDATE files SET refs_pending = 0 WHERE refs_pending = 1")
+        if pending:
+            db.execute("UPDATE meta SET value = '1' WHERE key = 'scores_dirty'")
+        return ResolutionReport(references=len(pending) + len(added), edges=resolved + len(edges))
+
+    def _import_edges_to_redo(self) -> dict[int, set[tuple[int, int]]]:
+        """Per file, the (reference, target) pairs of its imports that are about to be resolved again."""
+        found: dict[int, set[tuple[int, int]]] = defaultdict(set)
+        for file_id, ref_id, dst_id in self._db.execute(
+            "SELECT r.file_id, r.id, e.dst_id FROM todo t CROSS JOIN refs r ON r.id = t.ref_id"
+            " CROSS JOIN edges e ON e.ref_id = r.id WHERE r.kind = 'imports'"
+        ):
+            found[file_id].add((ref_id, dst_id))
+        return found
+
+    def _add_references_of(
+        self, file_ids: set[int], candidates: dict[str, list[Candidate]]
+    ) -> list[tuple[int, str, str, str, int, int]]:
+        """Put the references of these files (other than imports) that are not yet to be resolved
+        into ``todo``, drop their edges, and load their definitions into ``candidates``."""
+        if not file_ids:
+            return []
+        db = self._db
+        db.execute("CREATE TEMP TABLE IF NOT EXISTS redirected(file_id INTEGER PRIMARY KEY)")
+        db.execute("DELETE FROM redirected")
+        db.executemany("INSERT INTO redirected(file_id) VALUES (?)", [(file_id,) for file_id in file_ids])
+        added: list[tuple[int, str, str, str, int, int]] = db.execute(
+            "SELECT r.file_id, r.kind, r.name, r.key, r.id, r.source_id FROM redirected d"
+            " CROSS JOIN refs r ON r.file_id = d.file_id"
+            " WHERE r.kind != 'imports' AND r.id NOT IN (SELECT ref_id FROM todo)"
+        ).fetchall()
+        db.executemany("INSERT INTO todo(ref_id) VALUES (?)", [(row[4],) for row in added])
+        db.executemany("DELETE FROM edges WHERE ref_id = ?", [(row[4],) for row in added])
+        candidates.update(self._candidates({row[3] for row in added} - candidates.keys()))
+        return added
+
+    def _resolve_imports(
+        self,
+        rows: list[tuple[int, str, str, str, int, int]],
+        paths: dict[int, str],
+        candidates: dict[str, list[Candidate]],
+    ) -> list[tuple[int, int, str, float, int]]:
+        """Edges for import references (file, kind, name, key, id, source rows)."""
+        edges: list[tuple[int, int, str, float, int]] = []
+        # An absolute import means the same in every file; resolve each one once.
+        import_answers: dict[tuple[str, str], tuple[list[Candidate], float]] = {}
+        for use, refs in _uses(sorted(rows, key=itemgetter(0, 1, 2, 4)), paths, candidates):
+            question = (use.name, import_scope(use))
+            matched = import_answers.get(question)
+            if matched is None:
+                matched = import_matches(*question, candidates.get(use.key, ()))
+                import_answers[question] = matched
+            targets = targets_outside(*matched, use.file_id)
+            edges.extend(
+                (source_id, t.node_id, use.kind.value, t.confidence, ref_id)
+                for ref_id, source_id in refs
+                for t in targets
+            )
+        return edges
+
+    def _resolve_names(
+        self,
+        rows: list[tuple[int, str, str, str, int, int]],
+        paths: dict[int, str],
+        candidates: dict[str, list[Candidate]],
+    ) -> list[tuple[int, int, str, float, int]]:
+        """Edges for calls, references and base classes, once their files' import edges are in."""
+        uses = _uses(rows, paths, candidates)
         imported_targets, imported_files = self._imports_of({use.file_id for use, _ in uses})
         pools = {key: CandidatePool(found) for key, found in candidates.items()}
         empty = CandidatePool(())
         source_names = self._source_names()
+        edges: list[tuple[int, int, str, float, int]] = []
         for use, refs in uses:
-            if use.kind is RefKind.IMPORT:
-                continue
             resolution = resolve_name(
                 use,
                 pools.get(use.key, empty),
@@ -387,13 +464,7 @@ class IndexWriter:
                     for t in answer
                     if t.node_id != source_id
                 )
-        db.executemany(
-            "INSERT INTO edges(src_id, dst_id, kind, confidence, ref_id) VALUES (?, ?, ?, ?, ?)", edges
-        )
-        db.execute("UPDATE files SET refs_pending = 0 WHERE refs_pending = 1")
-        if pending:
-            db.execute("UPDATE meta SET value = '1' WHERE key = 'scores_dirty'")
-        return ResolutionReport(references=len(pending), edges=resolved + len(edges))
+        return edges
 
     def _source_names(self) -> dict[int, str]:
         """Qualified names of the definitions that the references to resolve sit in."""
