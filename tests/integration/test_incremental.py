@@ -331,3 +331,30 @@ def test_names_follow_when_only_their_files_imports_change(tmp_path: Path, apply
     fresh = fresh_dump(root, tmp_path / "fresh-index")
     assert ("app.py", "main@4", "a/helper.py", "run@1", "calls", 0.5) in fresh.edges
     assert_same_index(live, fresh)
+
+
+@pytest.mark.parametrize("rewritten", [1, 8])
+def test_full_text_answers_equal_a_fresh_index_after_few_or_most_files_change(
+    tmp_path: Path, rewritten: int
+) -> None:
+    """Old full-text rows leave one by one when few files change, and by emptying the tables and
+    refilling them with what stays when most do (a branch switch): both end where a fresh index is."""
+    root = tmp_path / "ws"
+    root.mkdir()
+    paths = [f"mod{index}.py" for index in range(10)]
+    for index, path in enumerate(paths):
+        (root / path).write_text(python_module([f"before{index}", "shared"], ["shared"], []))
+    store = IndexStore(root, tmp_path / "live-index")
+    try:
+        indexer = Indexer(root, store, IndexConfig(workers=0))
+        indexer.reconcile()
+        for index, path in enumerate(paths[:rewritten]):
+            (root / path).write_text(python_module([f"after{index}", "Widget"], ["shared"], []))
+        (root / paths[-1]).unlink()
+        indexer.update_paths(paths[:rewritten] + paths[-1:])
+        with store.snapshot() as snapshot:
+            live = dump(snapshot, with_search=True)
+            assert snapshot.search({"before0": 1}, 5) == []
+    finally:
+        store.close()
+    assert_same_index(live, fresh_dump(root, tmp_path / "fresh-index"))

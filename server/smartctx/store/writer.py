@@ -32,7 +32,7 @@ from smartctx.store.resolution import (
     resolve_name,
     targets_outside,
 )
-from smartctx.store.rows import FileRows, unpack_search_words
+from smartctx.store.rows import FileRows, NodeWords, unpack_search_words
 
 CONTAINS_CONFIDENCE = 1.0
 # SQLite keeps the pages of deleted rows as free pages inside the file; the file is rewritten
@@ -41,6 +41,8 @@ CONTAINS_CONFIDENCE = 1.0
 # churn, which reuses free pages, never pays for a rewrite.
 VACUUM_MIN_FREE_FRACTION = 0.25
 VACUUM_MIN_FREE_BYTES = 4 * 1024 * 1024
+# Files whose full-text rows are read back and inserted at a time when the tables are refilled.
+SEARCH_REFILL_FILES = 500
 
 # Enum lookups by value through a dict: calling the Enum class costs several times more, and
 # resolution converts every pending reference.
@@ -52,6 +54,23 @@ _SYMBOL_KINDS = {kind.value: kind for kind in SymbolKind}
 class ResolutionReport:
     references: int
     edges: int
+
+
+_INSERT_SEARCH = (
+    "INSERT INTO search(rowid, name, qualified_name, signature, doc, body, path) VALUES (?, ?, ?, ?, ?, ?, ?)"
+)
+_INSERT_FILE_SEARCH = "INSERT INTO file_search(rowid, body, path) VALUES (?, ?, ?)"
+
+
+def _unpacked(
+    rows: Iterable[tuple[int, bytes, bytes]],
+) -> Iterator[tuple[int, array[int], str, list[NodeWords]]]:
+    """search_words rows as (file id, node ids, path words, each node's search columns)."""
+    for file_id, packed_ids, packed_words in rows:
+        node_ids = array("q")
+        node_ids.frombytes(packed_ids)
+        path_words, nodes = unpack_search_words(packed_words)
+        yield file_id, node_ids, path_words, nodes
 
 
 def _uses(
@@ -174,12 +193,8 @@ class Batch:
         db.executemany(
             "INSERT INTO edges(src_id, dst_id, kind, confidence, ref_id) VALUES (?, ?, ?, ?, ?)", edge_rows
         )
-        db.executemany(
-            "INSERT INTO search(rowid, name, qualified_name, signature, doc, body, path)"
-            " VALUES (?, ?, ?, ?, ?, ?, ?)",
-            search_rows,
-        )
-        db.executemany("INSERT INTO file_search(rowid, body, path) VALUES (?, ?, ?)", file_search_rows)
+        db.executemany(_INSERT_SEARCH, search_rows)
+        db.executemany(_INSERT_FILE_SEARCH, file_search_rows)
         db.executemany(
             "INSERT INTO search_words(file_id, node_ids, words) VALUES (?, ?, ?)", search_words_rows
         )
@@ -213,7 +228,7 @@ class Batch:
     def _clear_file(self, file_id: int) -> None:
         """Remove a file's rows and its outgoing edges; incoming edges stay with the ids kept."""
         db = self._db
-        self._delete_search_rows(file_id)
+        self._delete_search_rows((file_id,))
         dropped = db.execute(
             "DELETE FROM edges WHERE ref_id IS NOT NULL"
             " AND src_id IN (SELECT id FROM nodes WHERE file_id = ?)",
@@ -225,26 +240,79 @@ class Batch:
         db.execute("DELETE FROM nodes WHERE file_id = ?", (file_id,))
         db.execute("DELETE FROM files WHERE id = ?", (file_id,))
 
-    def _delete_search_rows(self, file_id: int) -> None:
-        """Take a file's rows out of the contentless full-text tables, with the values they were
+    def drop_search_rows(self, paths: Iterable[str]) -> None:
+        """Take these files' rows out of the full-text tables now, ahead of re-indexing or deleting
+        them (paths not in the index are passed over).
+
+        Removing a row from a contentless table costs about what inserting it did: FTS5 tokenises
+        the old values again. When more rows go than stay (a branch switch that rewrites most
+        files), the tables are emptied instead and the rows that stay are inserted again from
+        search_words, which costs only the smaller part.
+        """
+        db = self._db
+        db.execute("CREATE TEMP TABLE IF NOT EXISTS dropping(file_id INTEGER PRIMARY KEY)")
+        db.execute("DELETE FROM dropping")
+        db.execute("CREATE TEMP TABLE IF NOT EXISTS dropping_paths(path TEXT PRIMARY KEY)")
+        db.execute("DELETE FROM dropping_paths")
+        db.executemany("INSERT OR IGNORE INTO dropping_paths(path) VALUES (?)", [(path,) for path in paths])
+        db.execute(
+            "INSERT INTO dropping SELECT f.id FROM dropping_paths d CROSS JOIN files f ON f.path = d.path"
+            " CROSS JOIN search_words w ON w.file_id = f.id"
+        )
+        (dropped_rows,) = db.execute(
+            "SELECT count(*) FROM dropping d CROSS JOIN nodes n ON n.file_id = d.file_id"
+        ).fetchone()
+        if dropped_rows == 0:
+            return
+        (all_rows,) = db.execute("SELECT count(*) FROM nodes").fetchone()
+        if 2 * dropped_rows <= all_rows:
+            self._delete_search_rows(
+                file_id for (file_id,) in db.execute("SELECT file_id FROM dropping").fetchall()
+            )
+            return
+        db.execute("INSERT INTO search(search) VALUES ('delete-all')")
+        db.execute("INSERT INTO file_search(file_search) VALUES ('delete-all')")
+        db.execute("DELETE FROM search_words WHERE file_id IN (SELECT file_id FROM dropping)")
+        kept = db.execute("SELECT file_id, node_ids, words FROM search_words ORDER BY file_id")
+        while chunk := kept.fetchmany(SEARCH_REFILL_FILES):
+            search_rows: list[tuple[object, ...]] = []
+            file_search_rows: list[tuple[int, str, str]] = []
+            for file_id, node_ids, path_words, nodes in _unpacked(chunk):
+                search_rows.extend(
+                    (node_id, *words, path_words) for node_id, words in zip(node_ids, nodes, strict=True)
+                )
+                file_search_rows.append((file_id, " ".join(words[4] for words in nodes), path_words))
+            db.executemany(_INSERT_SEARCH, search_rows)
+            db.executemany(_INSERT_FILE_SEARCH, file_search_rows)
+
+    def _delete_search_rows(self, file_ids: Iterable[int]) -> None:
+        """Take files' rows out of the contentless full-text tables, with the values they were
         inserted with (FTS5 finds the entries to remove by tokenising them again)."""
         db = self._db
-        row = db.execute("SELECT node_ids, words FROM search_words WHERE file_id = ?", (file_id,)).fetchone()
-        if row is None:
-            return
-        node_ids = array("q")
-        node_ids.frombytes(row[0])
-        path_words, nodes = unpack_search_words(row[1])
+        rows = [
+            row
+            for file_id in file_ids
+            for row in db.execute(
+                "SELECT file_id, node_ids, words FROM search_words WHERE file_id = ?", (file_id,)
+            )
+        ]
+        search_rows: list[tuple[object, ...]] = []
+        file_search_rows: list[tuple[int, str, str]] = []
+        for file_id, node_ids, path_words, nodes in _unpacked(rows):
+            search_rows.extend(
+                (node_id, *words, path_words) for node_id, words in zip(node_ids, nodes, strict=True)
+            )
+            file_search_rows.append((file_id, " ".join(words[4] for words in nodes), path_words))
         db.executemany(
             "INSERT INTO search(search, rowid, name, qualified_name, signature, doc, body, path)"
             " VALUES ('delete', ?, ?, ?, ?, ?, ?, ?)",
-            [(node_id, *words, path_words) for node_id, words in zip(node_ids, nodes, strict=True)],
+            search_rows,
         )
-        db.execute(
+        db.executemany(
             "INSERT INTO file_search(file_search, rowid, body, path) VALUES ('delete', ?, ?, ?)",
-            (file_id, " ".join(words[4] for words in nodes), path_words),
+            file_search_rows,
         )
-        db.execute("DELETE FROM search_words WHERE file_id = ?", (file_id,))
+        db.executemany("DELETE FROM search_words WHERE file_id = ?", [(row[0],) for row in rows])
 
     def _forget_nodes(self, gone: Iterable[tuple[int, int | None, str]]) -> None:
         """Drop what points at definitions that no longer exist; their names become dirty."""
