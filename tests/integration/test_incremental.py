@@ -358,3 +358,32 @@ def test_full_text_answers_equal_a_fresh_index_after_few_or_most_files_change(
     finally:
         store.close()
     assert_same_index(live, fresh_dump(root, tmp_path / "fresh-index"))
+
+
+def test_a_buffer_edited_many_times_indexes_like_its_final_text_on_disk(tmp_path: Path) -> None:
+    """Buffers are parsed incrementally from their previous tree; after a run of edits (some that
+    break the syntax, some that repair it) the index equals a fresh index of the final text."""
+    root = tmp_path / "ws"
+    root.mkdir()
+    (root / "pkg").mkdir()
+    (root / "pkg" / "core.py").write_text(python_module(["alpha", "Widget"], ["beta"], []))
+    (root / "app.py").write_text(python_module(["beta"], ["alpha"], [("pkg/core", "alpha")]))
+    text = (root / "app.py").read_text()
+    edits = [
+        text.replace("beta", "gamma"),
+        text.replace("beta", "gamma") + "def broken(:\n",
+        text.replace("beta", "gamma") + "def repaired():\n    alpha()\n",
+        "class Outer:\n" + "".join(f"    {line}\n" for line in text.splitlines()),
+    ]
+    store = IndexStore(root, tmp_path / "live-index")
+    try:
+        indexer = Indexer(root, store, IndexConfig(workers=0))
+        indexer.reconcile()
+        for edited in edits:
+            indexer.update_paths([], buffers={"app.py": edited.encode()})
+        with store.snapshot() as snapshot:
+            live = dump(snapshot, with_search=True)
+    finally:
+        store.close()
+    (root / "app.py").write_text(edits[-1])
+    assert_same_index(live, fresh_dump(root, tmp_path / "fresh-index"))

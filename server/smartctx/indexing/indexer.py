@@ -106,10 +106,18 @@ def content_hash(data: bytes) -> str:
 
 
 def build_indexed_file(
-    path: str, language: str, data: bytes, size: int, mtime_ns: int, parser: SourceParser
+    path: str,
+    language: str,
+    data: bytes,
+    size: int,
+    mtime_ns: int,
+    parser: SourceParser,
+    *,
+    document: str | None = None,
 ) -> IndexedFile:
-    """Parse one file's bytes into what the store keeps: the module node first, then definitions."""
-    result = parser.parse(data, language)
+    """Parse one file's bytes into what the store keeps: the module node first, then definitions.
+    A ``document`` is parsed incrementally from its previous version (see ``SourceParser.parse``)."""
+    result = parser.parse(data, language, document=document)
     offsets = line_offsets(data)
     line_count = max(1, len(offsets) - 1)
 
@@ -231,7 +239,14 @@ def _read_and_parse(
 
 
 def _parse_content(
-    path: str, language: str, data: bytes, mtime_ns: int, max_file_bytes: int, parser: SourceParser
+    path: str,
+    language: str,
+    data: bytes,
+    mtime_ns: int,
+    max_file_bytes: int,
+    parser: SourceParser,
+    *,
+    document: str | None = None,
 ) -> FileRows | tuple[str, SkipReason]:
     """Parse a file's content, or say why it is not indexed: the same rules for disk and buffers."""
     # A file may have grown since the scan looked at its size; a buffer was never looked at.
@@ -240,7 +255,7 @@ def _parse_content(
     reason = classify_content(data, path)
     if reason is not None:
         return (path, reason)
-    return file_rows(build_indexed_file(path, language, data, len(data), mtime_ns, parser))
+    return file_rows(build_indexed_file(path, language, data, len(data), mtime_ns, parser, document=document))
 
 
 class ParseResults(Iterator[FileRows | tuple[str, SkipReason]]):
@@ -364,6 +379,9 @@ class Indexer:
         verdicts: dict[str, ScannedFile | SkipReason | None] = {}
         deleted: set[str] = set()
         for path in sorted({*unique, *buffers}):
+            if path not in buffers:
+                # Read from disk again (its buffer closed, or the disk changed): no tree to reuse.
+                self._parser.forget(path)
             is_folder = path not in buffers and (self.root / path).is_dir()
             if path and is_folder and not (self.root / path).is_symlink():
                 subtree = scan(self.root, self.config.scan, _is_supported, self._rules, under=path)
@@ -453,8 +471,15 @@ class Indexer:
         language = language_for_path(path)
         if language is None:
             return None
+        # An open buffer changes a few characters at a time: parse it from its previous tree.
         return _parse_content(
-            path, language, data, UNSAVED_MTIME_NS, self.config.scan.max_file_bytes, self._parser
+            path,
+            language,
+            data,
+            UNSAVED_MTIME_NS,
+            self.config.scan.max_file_bytes,
+            self._parser,
+            document=path,
         )
 
     def _split_by_content(
