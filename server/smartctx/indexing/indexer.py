@@ -323,7 +323,9 @@ class Indexer:
             results = _reporting(results, len(to_parse), progress)
         with closing(parsing):
             if initial:
-                # A first index commits in chunks so it is readable, and survives a crash, part way.
+                # A first index commits in chunks so it is readable, and survives a crash, part way;
+                # the chunks are taken here, so the wait for the parsers is counted here.
+                results = _timed(results, report)
                 while chunk := list(islice(results, FILES_PER_INITIAL_COMMIT)):
                     self._write(chunk, (), (), report)
             else:
