@@ -209,7 +209,7 @@ async def test_serve_mcp_and_cli_share_one_index_through_a_kill_9_of_the_writer(
 
                 await settled(index_dir / INDEX_FILE_NAME)
                 with IndexSnapshot(index_dir / INDEX_FILE_NAME) as snapshot:
-                    shared = dump(snapshot)
+                    shared = dump(snapshot, with_search=True)
                 assert_same_index(shared, fresh_dump(shop, tmp_path / "fresh"))
 
 

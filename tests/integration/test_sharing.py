@@ -100,7 +100,7 @@ def test_one_writes_the_other_follows_its_commits_and_takes_over_when_it_closes(
             assert time.monotonic() < deadline, "the scores were never recomputed"
             time.sleep(0.05)
         with second.index.snapshot() as snapshot:
-            assert_same_index(dump(snapshot), fresh_dump(root, tmp_path / "fresh"))
+            assert_same_index(dump(snapshot, with_search=True), fresh_dump(root, tmp_path / "fresh"))
     finally:
         second.index.close()
 
