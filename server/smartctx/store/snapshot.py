@@ -232,6 +232,21 @@ class IndexSnapshot:
             found.setdefault(node.name, []).append(node)
         return found
 
+    def module_ids(self, paths: Iterable[str]) -> dict[str, int]:
+        """The module node of each indexed file among ``paths``."""
+        found: dict[str, int] = {}
+        wanted = sorted(set(paths))
+        for start in range(0, len(wanted), _IDS_PER_QUERY):
+            chunk = wanted[start : start + _IDS_PER_QUERY]
+            found.update(
+                self._db.execute(
+                    "SELECT f.path, n.id FROM nodes n JOIN files f ON f.id = n.file_id"
+                    f" WHERE n.kind = 'module' AND f.path IN ({','.join('?' * len(chunk))})",
+                    chunk,
+                )
+            )
+        return found
+
     def paths_of(self, node_ids: Iterable[int]) -> dict[int, str]:
         """The file path of each node, without loading the rest of the row."""
         paths: dict[int, str] = {}
