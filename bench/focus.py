@@ -46,6 +46,7 @@ from smartctx.core.model import SymbolKind
 from smartctx.core.tokens import TokenCounter
 from smartctx.indexing.indexer import IndexConfig, Indexer
 from smartctx.indexing.sources import WorkspaceSources
+from smartctx.live.edits import MAX_REMEMBERED_EDITS
 from smartctx.retrieval.pipeline import build_context
 from smartctx.store.index_store import IndexStore
 from smartctx.store.snapshot import IndexSnapshot
@@ -62,11 +63,12 @@ BASELINE = "none"
 RANDOM = "random"
 REALISTIC = "realistic"
 HITS = ("file_hit", "function_hit", "body_hit")
-# The realistic editor state: the recent edits are the preceding day's commits; each list is cut to
-# what the extension sends (client-vscode/src/focus_state.ts).
+# The realistic editor state: the recent edits are the preceding day's commits. The open files are
+# cut to what the extension sends (client-vscode/src/focus_state.ts), the recent edits to what the
+# server remembers (live/edits.py), which it adds to the extension's 20.
 RECENT_WINDOW_HOURS = 24.0
 MAX_OPEN_FILES = 20
-MAX_RECENT_EDITS = 20
+MAX_RECENT_EDITS = MAX_REMEMBERED_EDITS
 
 
 @dataclass(frozen=True)

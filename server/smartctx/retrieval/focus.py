@@ -2,16 +2,21 @@
 
 The walk restarts at the files the editor names (design.md §3): the active file, with the
 definition under the cursor taking a share of its weight, the visible and the other open files,
-and the recently edited ones, weighted by how recent the edit is. From a file the walk enters
-through its module node and spreads along containment, calls, references, imports and inheritance,
-both ways. What it returns is how much of the walk ends at each definition and in each file.
+and the recently edited ones, weighted by how recent the edit is. A file is its module node; the
+walk spreads along calls, references, imports and inheritance both ways, and along containment up
+only (from a definition to its class or file). Down, from a file, it would spread over every
+definition in it: instead a file keeps ``FILE_KEEP`` of what passes through it, which its share
+stands for, and passes the rest along its imports and references. What it returns is how much of
+the walk ends at each definition and in each file.
 
-Computed at query time with a bounded push (Andersen, Chung and Lang's approximate PPR, pushed a
-frontier at a time): each round loads the edges of the nodes holding the most residual mass in one
-query, keeps ``RESTART`` of each node's residual as its own and passes the rest to its neighbours,
-in proportion to the edge's kind and confidence. After ``PUSH_ROUNDS`` rounds the residual still
-held counts where it is. Bounded in rounds, nodes per round and seed files, so its cost does not
-grow with the repository (full PPR on the seeds' 2-hop neighbourhood took 12 to 22 ms here).
+Computed at query time with a bounded push (Andersen, Chung and Lang's approximate PPR): each round
+takes the nodes holding the most residual mass, keeps ``RESTART`` of each one's residual as its own
+and passes the rest to its neighbours in proportion to the edge's kind and confidence, reading at
+most ``MAX_EDGES_PER_NODE`` edges each way per node (a hub's thousand callers are never all read).
+After ``PUSH_ROUNDS`` rounds the residual still held counts where it is. Bounded in rounds, nodes
+per round, edges per node and seed files, so its cost does not grow with the repository: a full PPR
+on the seeds' 2-hop neighbourhood took 12 to 22 ms here (design.md §7), and reading every edge of
+30 files' definitions took 230 ms on curl.
 
 Two score parts come out (score.py adds them): ``focusFile``, the share of the walk in the
 definition's file, and ``focusNear``, the definition's own share (the cursor's definition and what
@@ -33,12 +38,15 @@ from smartctx.store.snapshot import IndexSnapshot, NodeRow
 # The walk's restart probability: high, so the mass stays within a few hops of the editor.
 RESTART = 0.3
 PUSH_ROUNDS = 3
-# Nodes pushed per round, those with the most residual mass first; each round is one edge query.
-MAX_PUSHED_PER_ROUND = 150
+# Nodes pushed per round, those with the most residual mass first (two small queries each).
+MAX_PUSHED_PER_ROUND = 24
 # A node whose residual is below this share of the whole is not pushed.
-MIN_PUSHED_SHARE = 0.002
-# Edges of one node followed at most (a hub's thousand callers say little each), strongest first.
-MAX_EDGES_PER_NODE = 60
+MIN_PUSHED_SHARE = 0.01
+# Edges of one node read at most, each way.
+MAX_EDGES_PER_NODE = 40
+# The share of what passes through a file's module node that stays in the file: the walk into the
+# definitions it holds.
+FILE_KEEP = 0.5
 
 # How much restart weight each kind of focus gives a file, before normalising to 1.
 ACTIVE_FILE_RESTART = 1.0
@@ -55,9 +63,12 @@ MAX_SEED_FILES = 30
 
 # Nodes whose file is looked up for the file shares, the most mass first (one query).
 MAX_PLACED_NODES = 1500
-# Definitions the walk reaches that the task's search did not: the strongest few become candidates,
-# so a definition of an open file can be ranked even when the task words miss it.
-FOCUS_CANDIDATES = 20
+# Definitions that join the candidates, so a focused file can be ranked even when the task's words
+# miss its definitions: the ones the walk reaches most, and the most central (PageRank) few of each
+# of the files with the largest shares.
+FOCUS_CANDIDATES = 12
+FOCUS_CANDIDATE_FILES = 8
+CANDIDATES_PER_FOCUS_FILE = 2
 
 # The parts' weights: each is this times the normalised mass times the definition's relevance
 # (its score before focus over the best such score), plus ``FOCUS_FLOOR`` of it unscaled.
@@ -120,24 +131,23 @@ def focus_rank(snapshot: IndexSnapshot, focus: Focus) -> FocusRank:
     if total <= 0.0:
         return FocusRank()
     mass = _push({node_id: weight / total for node_id, weight in restart.items()}, snapshot)
-    module_ids = set(modules.values())
-    ranked = sorted(mass, key=lambda node_id: (-mass[node_id], node_id))
-    paths = snapshot.paths_of(ranked[:MAX_PLACED_NODES])
+    ranked = sorted(mass, key=lambda node_id: (-mass[node_id], node_id))[:MAX_PLACED_NODES]
+    places = snapshot.places(ranked)
     file_mass: dict[str, float] = defaultdict(float)
-    for node_id, path in paths.items():
+    for node_id, (path, _) in places.items():
         file_mass[path] += mass[node_id]
-    definitions = [node_id for node_id in ranked if node_id not in module_ids]
-    strongest = {node.id: node for node in snapshot.nodes(definitions[: FOCUS_CANDIDATES * 2])}
+    top_files = sorted(file_mass, key=lambda path: (-file_mass[path], path))[:FOCUS_CANDIDATE_FILES]
+    definitions = [node_id for node_id in ranked if node_id in places and not places[node_id][1]]
+    reached = snapshot.nodes(definitions[:FOCUS_CANDIDATES])
+    central = snapshot.top_definitions(top_files, CANDIDATES_PER_FOCUS_FILE)
     top_node = max((mass[node_id] for node_id in definitions), default=0.0) or 1.0
     top_file = max(file_mass.values(), default=0.0) or 1.0
     return FocusRank(
         node_share={node_id: mass[node_id] / top_node for node_id in definitions},
         file_share={path: value / top_file for path, value in file_mass.items()},
         strongest=tuple(
-            strongest[node_id]
-            for node_id in definitions
-            if node_id in strongest and strongest[node_id].kind is not SymbolKind.MODULE
-        )[:FOCUS_CANDIDATES],
+            {node.id: node for node in (*sorted(reached, key=lambda n: -mass[n.id]), *central)}.values()
+        ),
     )
 
 
@@ -168,24 +178,23 @@ def _push(restart: Mapping[int, float], snapshot: IndexSnapshot) -> dict[int, fl
         )[:MAX_PUSHED_PER_ROUND]
         if not frontier:
             break
-        neighbours: dict[int, list[tuple[int, float]]] = defaultdict(list)
-        for edge in snapshot.edges_touching(frontier):
-            weight = edge.confidence * EDGE_KIND_FACTORS.get(edge.kind, 0.5)
-            neighbours[edge.src_id].append((edge.dst_id, weight))
-            neighbours[edge.dst_id].append((edge.src_id, weight))
+        modules = snapshot.modules_among(frontier)
         for node_id in frontier:
             value = residual.pop(node_id)
-            estimate[node_id] += RESTART * value
-            near = sorted(
-                (pair for pair in neighbours.get(node_id, ()) if pair[0] != node_id),
-                key=lambda pair: (-pair[1], pair[0]),
-            )[:MAX_EDGES_PER_NODE]
-            spread = sum(weight for _, weight in near)
+            kept = RESTART + (1.0 - RESTART) * FILE_KEEP if node_id in modules else RESTART
+            estimate[node_id] += kept * value
+            passed = (1.0 - kept) * value
+            near: dict[int, float] = defaultdict(float)
+            for edge in snapshot.edges_around(node_id, MAX_EDGES_PER_NODE):
+                other = edge.dst_id if edge.src_id == node_id else edge.src_id
+                if other != node_id:
+                    near[other] += edge.confidence * EDGE_KIND_FACTORS.get(edge.kind, 0.5)
+            spread = sum(near.values())
             if spread <= 0.0:
-                estimate[node_id] += (1.0 - RESTART) * value
+                estimate[node_id] += passed
                 continue
-            for other, weight in near:
-                residual[other] += (1.0 - RESTART) * value * weight / spread
+            for other, weight in near.items():
+                residual[other] += passed * weight / spread
     for node_id, value in residual.items():
         estimate[node_id] += value
     return estimate
