@@ -19,8 +19,8 @@ changed; tests never count). Every case is packed once per *focus variant* and s
 
 (``bench/commits.py extract`` writes the commit tasks.)
 
-Prints one table (per set and variant: hit rates, the change against ``none``, p50/p95 of the
-focus stage) and writes per-case rows as JSON.
+Prints one table (per variant: hit rates, the change against ``none``, how often the gold file is
+the pack's first file, p50/p95 of the focus stage) and writes per-case rows as JSON.
 """
 
 from __future__ import annotations
@@ -168,6 +168,8 @@ class Run:
     file_hit: bool
     function_hit: bool
     body_hit: bool
+    # The place of the first gold file among the pack's files (bodies first), or None.
+    file_rank: int | None
     focus_ms: float
     total_ms: float
     bodies: list[str]
@@ -187,7 +189,7 @@ def pack_and_score(
         pack = build_context(ContextRequest(case.task, ContextOptions(), focus), snapshot, counter, sources)
     except Exception as error:
         traceback.print_exc()
-        return Run(False, False, False, 0.0, 0.0, [], f"{type(error).__name__}: {error}")
+        return Run(False, False, False, None, 0.0, 0.0, [], f"{type(error).__name__}: {error}")
     total_ms = (time.perf_counter() - started) * 1000
 
     def name(kind: str, qualified: str) -> str:
@@ -205,6 +207,7 @@ def pack_and_score(
         score.file_hit,
         score.function_hit,
         score.body_hit,
+        score.file_rank,
         pack.timings_ms.get("focus", 0.0),
         total_ms,
         [item.function_id for item in items if item.body],
@@ -288,6 +291,7 @@ class Bench:
                 continue
             table[variant] = {
                 **{hit: 100 * statistics.mean(float(run[hit]) for run in runs) for hit in HITS},
+                "file_acc1": 100 * statistics.mean(float(run["file_rank"] == 1) for run in runs),
                 "focus_ms_p50": percentile([run["focus_ms"] for run in runs], 50),
                 "focus_ms_p95": percentile([run["focus_ms"] for run in runs], 95),
                 "cases": len(runs),
@@ -335,15 +339,16 @@ def print_report(bench: Bench) -> None:
     base = summary[BASELINE]
     print(
         "\n| variant | cases | file hit | function hit | body hit | Δ file | Δ function | Δ body"
-        " | focus p50 ms | focus p95 ms |"
+        " | gold file first | focus p50 ms | focus p95 ms |"
     )
-    print("|---|---|---|---|---|---|---|---|---|---|")
+    print("|---|---|---|---|---|---|---|---|---|---|---|")
     for variant, figures in summary.items():
         deltas = " | ".join(f"{figures[hit] - base[hit]:+.1f}" for hit in HITS)
         print(
             f"| {variant} | {figures['cases']:.0f} | "
             + " | ".join(f"{figures[hit]:.1f} %" for hit in HITS)
-            + f" | {deltas} | {figures['focus_ms_p50']:.1f} | {figures['focus_ms_p95']:.1f} |"
+            + f" | {deltas} | {figures['file_acc1']:.1f} % | {figures['focus_ms_p50']:.1f}"
+            f" | {figures['focus_ms_p95']:.1f} |"
         )
     if bench.skipped:
         print(f"\nskipped {len(bench.skipped)}: " + ", ".join(item["case"] for item in bench.skipped))
