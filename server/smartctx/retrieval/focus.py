@@ -19,15 +19,16 @@ on the seeds' 2-hop neighbourhood took 12 to 22 ms here (design.md §7), and rea
 30 files' definitions took 230 ms on curl.
 
 Two score parts come out (score.py adds them): ``focusFile``, the share of the walk in the
-definition's file, and ``focusNear``, the definition's own share (the cursor's definition and what
-it calls or is called by). Both are scaled by the definition's own relevance to the task, so focus
-reorders what the task found but cannot lift what the task is not about above it.
+definition's file, given to the few best candidates of each file, and ``focusNear``, the
+definition's own share (the cursor's definition and what it calls or is called by). Both are
+scaled by the definition's own relevance to the task, so focus reorders what the task found but
+cannot lift what the task is not about above it.
 """
 
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
 from smartctx.core.context import Focus
@@ -75,6 +76,8 @@ CANDIDATES_PER_FOCUS_FILE = 2
 FOCUS_FILE_WEIGHT = 0.5
 FOCUS_NEAR_WEIGHT = 0.3
 FOCUS_FLOOR = 0.1
+# The candidates of one file that get its ``focusFile`` part, the best for the task first.
+FOCUS_FILE_MEMBERS = 3
 
 
 @dataclass(frozen=True)
@@ -86,16 +89,32 @@ class FocusRank:
     # The definitions with the most mass, loaded, best first: candidates beside the task's.
     strongest: tuple[NodeRow, ...] = ()
 
-    def parts(self, node: NodeRow, relevance: float) -> dict[str, float]:
-        """The focus parts of ``node``, whose score before focus is ``relevance`` of the best one."""
-        scale = FOCUS_FLOOR + (1.0 - FOCUS_FLOOR) * max(0.0, min(1.0, relevance))
-        parts: dict[str, float] = {}
-        in_file = self.file_share.get(node.path, 0.0)
-        if in_file > 0.0:
-            parts["focusFile"] = FOCUS_FILE_WEIGHT * in_file * scale
-        near = self.node_share.get(node.id, 0.0)
-        if near > 0.0:
-            parts["focusNear"] = FOCUS_NEAR_WEIGHT * near * scale
+    def parts(self, task_scores: Sequence[tuple[NodeRow, float]]) -> dict[int, dict[str, float]]:
+        """The focus parts of each candidate, given its score for the task before focus.
+
+        Each part is scaled by the candidate's task score over the best one's. ``focusFile`` goes
+        only to the ``FOCUS_FILE_MEMBERS`` best candidates of each file: it is there to bring a
+        focused file into the pack, and a file with a hundred candidates would otherwise fill every
+        place of the ranking with them.
+        """
+        top = max((task for _, task in task_scores), default=0.0) or 1.0
+        by_file: dict[str, list[tuple[NodeRow, float]]] = defaultdict(list)
+        for node, task in task_scores:
+            by_file[node.path].append((node, task))
+        parts: dict[int, dict[str, float]] = {}
+        for path, members in by_file.items():
+            members.sort(key=lambda member: (-member[1], member[0].start_line, member[0].id))
+            in_file = self.file_share.get(path, 0.0)
+            for place, (node, task) in enumerate(members):
+                scale = FOCUS_FLOOR + (1.0 - FOCUS_FLOOR) * max(0.0, min(1.0, task / top))
+                own: dict[str, float] = {}
+                if in_file > 0.0 and place < FOCUS_FILE_MEMBERS:
+                    own["focusFile"] = FOCUS_FILE_WEIGHT * in_file * scale
+                near = self.node_share.get(node.id, 0.0)
+                if near > 0.0:
+                    own["focusNear"] = FOCUS_NEAR_WEIGHT * near * scale
+                if own:
+                    parts[node.id] = own
         return parts
 
     def with_candidates(self, expansion: Expansion) -> Expansion:

@@ -73,12 +73,12 @@ def score(
         if node.path in search.mentioned_files:
             parts["mentionedFile"] = MENTIONED_FILE_WEIGHT
         task_parts.append((node, parts))
-    top_task = max(sum(parts.values()) for _, parts in task_parts) or 1.0
+    # Focus scales with the task's own score of each node, so it settles what the task leaves close
+    # and never lifts a node the task is not about over one it is.
+    focused = focus.parts([(node, sum(parts.values())) for node, parts in task_parts])
     scored: list[ScoredNode] = []
     for node, parts in task_parts:
-        # Focus scales with the task's own score of the node, so it settles what the task leaves
-        # close and never lifts a node the task is not about over one it is.
-        parts.update(focus.parts(node, sum(parts.values()) / top_task))
+        parts.update(focused.get(node.id, {}))
         total = sum(parts.values())
         reach = expansion.reached[node.id]
         if reach.hops:
