@@ -35,6 +35,7 @@ export const OPTION_NAMES = [
 export type ContextOptions = Partial<Record<(typeof OPTION_NAMES)[number], number | boolean | string>>;
 
 export type IndexState = "indexing" | "ready" | "failed";
+export type IndexRole = "writer" | "follower" | "mixed";
 
 export interface WirePosition {
   line: number;
@@ -118,7 +119,10 @@ export interface IndexStatus {
   filesTotal: number;
   pendingFiles: number;
   indexedFiles: number;
+  role: IndexRole;
   message?: string;
+  writerPid?: number;
+  writerCommand?: string;
 }
 
 export interface WireRecentChange {

@@ -7,16 +7,14 @@ reconciled and compared, row for row, with an index built from nothing in anothe
 
 from __future__ import annotations
 
-import math
 import os
-import shutil
 from pathlib import Path
 
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from index_dump import IndexDump, dump
+from index_dump import assert_same_index, dump, fresh_dump
 from smartctx.indexing import indexer as indexer_module
 from smartctx.indexing.indexer import IndexConfig, Indexer
 from smartctx.store.index_store import IndexStore
@@ -82,28 +80,6 @@ def apply(root: Path, edit: tuple[str, str, object]) -> None:
     elif action == "binary":
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_bytes(b"\x00\x01binary\x00" * 10)
-
-
-def fresh_dump(root: Path, index_dir: Path) -> IndexDump:
-    shutil.rmtree(index_dir, ignore_errors=True)
-    store = IndexStore(root, index_dir)
-    try:
-        Indexer(root, store, IndexConfig(workers=0)).reconcile()
-        with store.snapshot() as snapshot:
-            return dump(snapshot)
-    finally:
-        store.close()
-
-
-def assert_same_index(live: IndexDump, fresh: IndexDump) -> None:
-    assert live.nodes == fresh.nodes
-    assert live.refs == fresh.refs
-    assert live.edges == fresh.edges
-    assert live.scores.keys() == fresh.scores.keys()
-    for key, (rank, use) in live.scores.items():
-        fresh_rank, fresh_use = fresh.scores[key]
-        assert math.isclose(rank, fresh_rank, rel_tol=1e-6, abs_tol=1e-12), key
-        assert math.isclose(use, fresh_use, rel_tol=1e-9, abs_tol=1e-12), key
 
 
 def touched_paths(edit: tuple[str, str, object]) -> list[str]:

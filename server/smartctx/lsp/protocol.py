@@ -75,6 +75,11 @@ MAX_FOCUS_FILES = core_context.MAX_FOCUS_FILES
 # "failed": the index could not be opened; ``message`` says why and requests answer with that error.
 IndexState = Literal["indexing", "ready", "failed"]
 
+# Several processes (the editor's language server, an agent's MCP server, the CLI) share one index
+# per folder: "writer" indexes it, "follower" answers from what another process writes (and takes
+# over writing when that one exits); "mixed" over folders where this server does both.
+IndexRole = Literal["writer", "follower", "mixed"]
+
 
 class WirePosition(TypedDict):
     line: int
@@ -183,6 +188,7 @@ class _IndexCounts(TypedDict):
     pendingFiles: int
     # How many files the index holds, as of the end of the last phase.
     indexedFiles: int
+    role: IndexRole
 
 
 class IndexStatus(_IndexCounts, total=False):
@@ -190,6 +196,10 @@ class IndexStatus(_IndexCounts, total=False):
 
     # Only with state "failed".
     message: str
+    # Only with role "follower": the process that writes the index, and its command
+    # ("smartctx mcp", ...), when it has said so.
+    writerPid: int
+    writerCommand: str
 
 
 class WireRecentChange(TypedDict):

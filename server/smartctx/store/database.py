@@ -68,10 +68,16 @@ def open_index(index_dir: Path, workspace_root: Path) -> OpenedIndex:
     return OpenedIndex(connection, path, reason)
 
 
-def _problem_with(path: Path, root_text: str) -> str | None:
+def check_index(path: Path, workspace_root: Path) -> str | None:
+    """Why the index file another process writes cannot be read as this workspace's index (another
+    schema, say), or None if it can; never changes the file."""
+    return _problem_with(path, str(workspace_root), read_only=True)
+
+
+def _problem_with(path: Path, root_text: str, *, read_only: bool = False) -> str | None:
     """Why an existing file cannot serve as this workspace's index, or None if it can."""
     try:
-        connection = connect(path, read_only=False)
+        connection = connect(path, read_only=read_only)
         try:
             rows = dict(connection.execute("SELECT key, value FROM meta").fetchall())
             connection.execute("SELECT count(*) FROM search WHERE search MATCH 'x'").fetchone()
