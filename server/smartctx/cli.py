@@ -23,7 +23,15 @@ from pathlib import Path
 
 from tqdm import tqdm
 
-from smartctx.core.context import TOKENIZERS, ContextOptions, ContextRequest, InvalidRequestError
+from smartctx.core.context import (
+    MAX_FOCUS_FILES,
+    TOKENIZERS,
+    ContextOptions,
+    ContextRequest,
+    Focus,
+    InvalidRequestError,
+    RecentEdit,
+)
 from smartctx.core.redact import RedactingFormatter, redact, redact_tree
 from smartctx.core.tokens import TokenCounter
 from smartctx.history.changes import GitHistory
@@ -132,6 +140,22 @@ def _argument_parser() -> argparse.ArgumentParser:
     context.add_argument("--impact-depth", type=_positive_int, help="impact hops (default 1, max 5)")
     context.add_argument(
         "--tokenizer", choices=TOKENIZERS, help="tokenizer to count with (default o200k_base)"
+    )
+    context.add_argument(
+        "--open",
+        nargs="+",
+        action="extend",
+        default=[],
+        metavar="FILE",
+        help="files open in your editor (the work is near them); the first is the active one",
+    )
+    context.add_argument(
+        "--recent",
+        nargs="+",
+        action="extend",
+        default=[],
+        metavar="FILE",
+        help="files you edited lately; each counts from its modification time",
     )
     context.add_argument("--format", choices=("markdown", "json"), default="markdown", help="output format")
     context.add_argument("--quiet", action="store_true", help="no progress bar while indexing")
@@ -377,6 +401,7 @@ def _context_command(args: argparse.Namespace) -> int:
     except InvalidRequestError as error:
         raise UserError(str(error)) from None
     root = _workspace(args.root)
+    focus = _focus(root, args.open, args.recent)
     with WriterLock(_index_dir(root, args.index_dir)) as lock:
         store: IndexStore | None = None
         pending = 0
@@ -389,7 +414,7 @@ def _context_command(args: argparse.Namespace) -> int:
                 pending = _writer_pending(lock.index_dir)
             with IndexSnapshot(lock.index_dir / INDEX_FILE_NAME) as snapshot:
                 pack = build_context(
-                    ContextRequest(task, options),
+                    ContextRequest(task, options, focus),
                     snapshot,
                     TokenCounter(options.tokenizer),
                     WorkspaceSources(root),
@@ -410,6 +435,39 @@ def _context_command(args: argparse.Namespace) -> int:
             file=sys.stderr,
         )
     return EXIT_OK
+
+
+def _focus(root: Path, opened: list[str], edited: list[str]) -> Focus:
+    """``--open`` and ``--recent`` as a focus: the first open file is the active one, the others are
+    visible; a recent edit is as old as the file's modification time says."""
+    for option, files in (("--open", opened), ("--recent", edited)):
+        if len(files) > MAX_FOCUS_FILES:
+            raise UserError(f"{option} takes at most {MAX_FOCUS_FILES} files, got {len(files)}")
+    open_paths = [_focus_path(root, text, "--open") for text in opened]
+    now = time.time()
+    edits = []
+    for text in edited:
+        path = _focus_path(root, text, "--recent")
+        edits.append(RecentEdit(path, max(0.0, now - (root / path).stat().st_mtime)))
+    return Focus(
+        active_path=open_paths[0] if open_paths else None,
+        visible_paths=tuple(open_paths[1:]),
+        recent_edits=tuple(sorted(edits, key=lambda edit: edit.age_s)),
+    )
+
+
+def _focus_path(root: Path, text: str, option: str) -> str:
+    """A file named on the command line, relative to the current folder (or else to ``--root``), as
+    a workspace-relative POSIX path."""
+    given = Path(text).expanduser()
+    if not given.is_absolute():
+        given = given if given.exists() else root / given
+    path = given.resolve()
+    if not path.is_relative_to(root):
+        raise UserError(f"{option} {text}: not inside the workspace folder {root}")
+    if not path.is_file():
+        raise UserError(f"{option} {text}: no such file in {root}")
+    return path.relative_to(root).as_posix()
 
 
 def _summary(root: Path, snapshot: IndexSnapshot, index_dir: Path, report: IndexReport | None) -> str:

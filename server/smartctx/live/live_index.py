@@ -36,6 +36,7 @@ from smartctx.history.changes import GitHistory
 from smartctx.indexing.indexer import IndexConfig, Indexer, IndexReport
 from smartctx.indexing.scanner import ScanConfig
 from smartctx.indexing.watcher import Watcher
+from smartctx.live.edits import EditMemory
 from smartctx.live.sharing import (
     FOLLOW_POLL_S,
     WriterLock,
@@ -106,6 +107,8 @@ class LiveIndex:
         self._index_path: Path | None = None
         # Git "why" breadcrumbs, cached per file content for the life of the server.
         self.history = GitHistory(root)
+        # The files edited lately: buffers changed in the editor, saves the watcher sees.
+        self.edits = EditMemory()
         # Guarded by _lock: what the index thread is doing and what waits for it.
         self._busy = True
         self._done = 0
@@ -145,6 +148,11 @@ class LiveIndex:
             # Submitted under the lock, so close() cannot shut the thread down in between.
             future = self._index_thread.submit(self._drain)
         self._tasks.keep(f"updating {self.root}", future)
+
+    def _files_changed(self, paths: list[str]) -> None:
+        """The watcher's batch: index it, and remember a save as an edit."""
+        self.edits.record_saves(paths)
+        self.schedule_update(paths)
 
     def schedule_reconcile(self, reason: str) -> None:
         """Bring the whole index in line with the folder; requests waiting to run merge into one."""
@@ -353,7 +361,7 @@ class LiveIndex:
 
     def _start_watching(self) -> None:
         """Place the watches before the first index scans: a change made during it is then queued."""
-        watcher = Watcher(self.root, self._config.scan, self.schedule_update, self.schedule_reconcile)
+        watcher = Watcher(self.root, self._config.scan, self._files_changed, self.schedule_reconcile)
         with self._lock:
             if self._stop.is_set():
                 return

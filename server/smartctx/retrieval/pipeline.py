@@ -28,6 +28,7 @@ from smartctx.core.tokens import TokenCounter
 from smartctx.retrieval.cite import cite
 from smartctx.retrieval.diversify import Selection, diversify
 from smartctx.retrieval.expand import Expansion, expand
+from smartctx.retrieval.focus import focus_rank
 from smartctx.retrieval.history_lookup import impact_of, recent_changes
 from smartctx.retrieval.pack import node_id, pack
 from smartctx.retrieval.query import parse_task
@@ -69,7 +70,12 @@ def rank(
         seeds[forced] = max(seeds.get(forced, 0.0), strongest)
     expansion = expand(snapshot, seeds, found.nodes, options.hop_depth, options.hop_frontier_cap)
     stage("expand")
-    ranked = score(found, expansion, focus, tests_wanted=task.mentions_tests)
+    # Editor focus (retrieval/focus.py): a personalised PageRank from the editor's files, which
+    # adds its strongest definitions as candidates and a focus part to every score.
+    walked = focus_rank(snapshot, focus)
+    expansion = walked.with_candidates(expansion)
+    stage("focus")
+    ranked = score(found, expansion, walked, tests_wanted=task.mentions_tests)
     stage("score")
     return Ranking(found, expansion, ranked)
 

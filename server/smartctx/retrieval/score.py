@@ -2,8 +2,9 @@
 
 The base is the seed recipe, 0.5 BM25 + 0.3 PageRank + 0.2 usage, each normalised over the
 candidate set. Added to it: whole-file lexical evidence, exact mentions in the task (a name, a stack
-frame, a file path) and the editor's focus. Every part is kept in ``parts`` so a pack can say why
-each item is there.
+frame, a file path) and the editor's focus (``focus.py``: a personalised PageRank from the editor's
+files, scaled by each candidate's score before it). Every part is kept in ``parts`` so a pack can say
+why each item is there.
 """
 
 from __future__ import annotations
@@ -11,9 +12,9 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from smartctx.core.context import Focus
 from smartctx.core.model import SymbolKind
 from smartctx.retrieval.expand import Expansion
+from smartctx.retrieval.focus import FocusRank
 from smartctx.retrieval.query import is_test_path
 from smartctx.retrieval.search import SearchResult
 from smartctx.store.snapshot import NodeRow
@@ -29,11 +30,6 @@ NAMED_WEIGHT = 0.6
 NAMED_EXACTLY_WEIGHT = 0.4
 FRAME_WEIGHT = 1.2
 MENTIONED_FILE_WEIGHT = 0.3
-# What the editor shows: the symbol under the cursor, the active file, open and recent files.
-CURSOR_WEIGHT = 0.6
-ACTIVE_FILE_WEIGHT = 0.3
-OPEN_FILE_WEIGHT = 0.1
-RECENT_FILE_WEIGHT = 0.1
 # Tests match a bug report's words as well as the code under test does; unless the task is about
 # tests, the code comes first.
 TEST_FILE_FACTOR = 0.4
@@ -46,7 +42,9 @@ class ScoredNode:
     parts: dict[str, float]
 
 
-def score(search: SearchResult, expansion: Expansion, focus: Focus, tests_wanted: bool) -> list[ScoredNode]:
+def score(
+    search: SearchResult, expansion: Expansion, focus: FocusRank, tests_wanted: bool
+) -> list[ScoredNode]:
     """Score every reached node that can be packed (not module nodes), best first, ties by id."""
     candidates = [node for node in expansion.nodes.values() if node.kind is not SymbolKind.MODULE]
     if not candidates:
@@ -58,9 +56,8 @@ def score(search: SearchResult, expansion: Expansion, focus: Focus, tests_wanted
     top_rank = max(node.pagerank for node in candidates) or 1.0
     top_usage = max(math.log1p(node.usage) for node in candidates) or 1.0
     top_file = max(search.file_evidence.values(), default=0.0) or 1.0
-    scored: list[ScoredNode] = []
+    task_parts: list[tuple[NodeRow, dict[str, float]]] = []
     for node in candidates:
-        reach = expansion.reached[node.id]
         parts = {
             "bm25": BM25_WEIGHT * lexical[node.id] / top_lexical,
             "pagerank": PAGERANK_WEIGHT * node.pagerank / top_rank,
@@ -75,8 +72,15 @@ def score(search: SearchResult, expansion: Expansion, focus: Focus, tests_wanted
             parts["frame"] = FRAME_WEIGHT
         if node.path in search.mentioned_files:
             parts["mentionedFile"] = MENTIONED_FILE_WEIGHT
-        parts.update(_focus_parts(node, focus))
+        task_parts.append((node, parts))
+    # Focus scales with the task's own score of each node, so it settles what the task leaves close
+    # and never lifts a node the task is not about over one it is.
+    focused = focus.parts([(node, sum(parts.values())) for node, parts in task_parts])
+    scored: list[ScoredNode] = []
+    for node, parts in task_parts:
+        parts.update(focused.get(node.id, {}))
         total = sum(parts.values())
+        reach = expansion.reached[node.id]
         if reach.hops:
             parts["hops"] = float(reach.hops)
         if not tests_wanted and is_test_path(node.path):
@@ -85,16 +89,3 @@ def score(search: SearchResult, expansion: Expansion, focus: Focus, tests_wanted
         scored.append(ScoredNode(node, total, parts))
     scored.sort(key=lambda item: (-item.score, item.node.path, item.node.start_line, item.node.id))
     return scored
-
-
-def _focus_parts(node: NodeRow, focus: Focus) -> dict[str, float]:
-    parts: dict[str, float] = {}
-    if node.path == focus.active_path:
-        parts["activeFile"] = ACTIVE_FILE_WEIGHT
-        if focus.cursor_line is not None and node.start_line <= focus.cursor_line <= node.end_line:
-            parts["cursor"] = CURSOR_WEIGHT
-    elif node.path in focus.open_paths:
-        parts["openFile"] = OPEN_FILE_WEIGHT
-    if node.path in focus.recent_paths:
-        parts["recentFile"] = RECENT_FILE_WEIGHT
-    return parts
