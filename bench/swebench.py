@@ -20,6 +20,7 @@ from __future__ import annotations
 import argparse
 import json
 import math
+import sqlite3
 import sys
 import time
 import traceback
@@ -277,6 +278,8 @@ class Bench:
         excluded = checkout(tree, instance["base_commit"])
         checkout_s = time.perf_counter() - started
         report = workspace.indexer.reconcile()
+        if self.args.keep_indexes is not None:
+            keep_index(store, self.args.keep_indexes / f"{instance['instance_id']}.sqlite")
         gold = Gold.from_instance(instance)
         task = str(instance["problem_statement"])
         results: dict[str, Result] = {}
@@ -396,6 +399,20 @@ class Bench:
             "instances": self.rows,
         }
         out.write_text(json.dumps(_finite(document), indent=1) + "\n", encoding="utf-8")
+
+
+def keep_index(store: IndexStore, target: Path) -> None:
+    """A consistent copy of the index as it is now (SQLite's online backup), for offline replays of
+    this instance with ``swebench_replay.py``."""
+    target.parent.mkdir(parents=True, exist_ok=True)
+    target.unlink(missing_ok=True)
+    source = sqlite3.connect(f"{store.path.as_uri()}?mode=ro", uri=True)
+    copy = sqlite3.connect(target)
+    try:
+        source.backup(copy)
+    finally:
+        copy.close()
+        source.close()
 
 
 def _finite(value: Any) -> Any:
@@ -599,6 +616,12 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
         "--dump-ranking",
         action="store_true",
         help=f"keep each instance's top {RANKING_DUMP_SIZE} scored candidates in the JSON (for tuning)",
+    )
+    parser.add_argument(
+        "--keep-indexes",
+        type=Path,
+        default=None,
+        help="copy each instance's index, as ranked, to DIR/<instance_id>.sqlite (for swebench_replay.py)",
     )
     parser.add_argument(
         "--history",
