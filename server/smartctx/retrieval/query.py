@@ -12,6 +12,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
 from smartctx.core.identifiers import split_identifier, whole_word
+from smartctx.retrieval.file_kinds import is_test_path
 
 # How much more a word counts by where it appeared. A plain prose word is 1.
 IDENTIFIER_WEIGHT = 3
@@ -206,7 +207,14 @@ _FRAME_GENERIC = re.compile(r"([\w./\\-]{1,300}\.[A-Za-z]{1,5}):(\d{1,7})(?::\d+
 _SOURCE_SUFFIXES = "py|pyi|js|jsx|mjs|ts|tsx|go|rs|java|c|h|cc|cpp|hpp|cs|rb|php|kt|scala|sh|lua"
 _FILE_PATH = re.compile(rf"(?<![\w/.])((?:[\w.-]+/)*[\w-]+\.(?:{_SOURCE_SUFFIXES}))\b")
 _DOTTED = re.compile(r"\b([A-Za-z_]\w*(?:\.[A-Za-z_]\w*)+)\b")
-_TEST_WORD = re.compile(r"\b(?:tests?|unit ?tests?|test ?cases?)\b", re.IGNORECASE)
+# "add a test", "write unit tests", "flaky tests", "the test suite": a task about tests.
+_TESTS_WANTED = re.compile(
+    r"\b(?:write|writing|add|adding|create|update|fix|fixing|improve|extend|missing|more|new|flaky)\s+"
+    r"(?:(?:a|an|the|some|unit|integration|regression|end-to-end|e2e)\s+){0,3}(?:unit ?)?tests?\b"
+    r"|\btest (?:coverage|suite)\b",
+    re.IGNORECASE,
+)
+_STARTS_WITH_TESTS = re.compile(r"\s*(?:the\s+)?(?:unit ?)?tests?\b", re.IGNORECASE)
 _CODE_SPAN = re.compile(r"`([^`\n]{1,400})`")
 _CODE_BLOCK = re.compile(r"```[^\n]*\n(.*?)(?:```|\Z)", re.DOTALL)
 _IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
@@ -237,27 +245,17 @@ def _looks_like_identifier(word: str) -> bool:
     return any(ch.isupper() for ch in word[1:]) or (word.isupper() and len(word) > 1)
 
 
-def is_test_path(path: str) -> bool:
-    """Whether a workspace-relative path is test code, by the folder and file names test runners use."""
-    parts = path.lower().split("/")
-    name = parts[-1]
-    return (
-        any(part in {"test", "tests", "testing", "__tests__", "spec", "specs"} for part in parts[:-1])
-        or name.startswith("test_")
-        or name.rsplit(".", 1)[0].endswith(("_test", "_tests", ".test", ".spec", "_spec"))
-        or name == "conftest.py"
-    )
+def _about_tests(text: str, file_paths: Sequence[str]) -> bool:
+    """Whether the task is about tests: it asks for tests to be written, fixed or extended, starts
+    with "test(s)", or names a test file.
 
-
-def _about_tests(text: str, identifiers: Sequence[str], file_paths: Sequence[str]) -> bool:
-    """Whether the task is about tests: it says "test(s)" as a word, or names a test or a test file.
-
-    Words that merely contain "test" ("untested", "latest", "pytest") do not count: a bug report for
-    pytest itself is still about pytest's code, not its tests.
+    Saying "test" in passing ("in my test the total is wrong", "This is a test") is not enough, and
+    neither is naming a ``test_…`` function: bug reports quote the test that shows the bug, and
+    their fix is in the code. Words that merely contain "test" ("untested", "pytest") never count.
     """
     return (
-        _TEST_WORD.search(text) is not None
-        or any(name.lower().startswith("test_") for name in identifiers)
+        _TESTS_WANTED.search(text) is not None
+        or _STARTS_WITH_TESTS.match(text) is not None
         or any(is_test_path(path) for path in file_paths)
     )
 
@@ -312,7 +310,7 @@ def parse_task(text: str) -> ParsedTask:
         dotted_names=dotted[:MAX_NAMED],
         file_paths=file_paths[:MAX_NAMED],
         frames=frames[:MAX_NAMED],
-        mentions_tests=_about_tests(text, identifiers, file_paths),
+        mentions_tests=_about_tests(text, file_paths),
     )
 
 

@@ -11,7 +11,8 @@ from collections import defaultdict
 from dataclasses import dataclass
 
 from smartctx.core.model import SymbolKind
-from smartctx.retrieval.query import ParsedTask, is_test_path
+from smartctx.retrieval.file_kinds import is_test_path
+from smartctx.retrieval.query import ParsedTask
 from smartctx.store.snapshot import IndexSnapshot, NodeRow
 
 # Symbol hits read: the candidates, plus a reserve from which the best files add their own.

@@ -439,6 +439,25 @@ class IndexSnapshot:
             if path == suffix or path.endswith(tail)
         ]
 
+    def top_definitions(self, paths: Iterable[str], per_file: int) -> dict[str, list[NodeRow]]:
+        """The ``per_file`` most central definitions (by PageRank, then position) of each file."""
+        wanted = sorted(set(paths))
+        found: dict[str, list[NodeRow]] = {}
+        for start in range(0, len(wanted), _IDS_PER_QUERY):
+            chunk = wanted[start : start + _IDS_PER_QUERY]
+            marks = ",".join("?" * len(chunk))
+            for row in self._db.execute(
+                f"SELECT {_NODE_COLUMNS} FROM (SELECT n.id AS node_id, row_number() OVER ("
+                " PARTITION BY n.file_id ORDER BY coalesce(s.pagerank, 0) DESC, n.start_line, n.id) AS place"
+                f" FROM {_NODE_FROM} WHERE f.path IN ({marks}) AND n.kind != 'module') top"
+                f" JOIN nodes n ON n.id = top.node_id JOIN files f ON f.id = n.file_id"
+                " LEFT JOIN scores s ON s.node_id = n.id WHERE top.place <= ? ORDER BY f.path, top.place",
+                [*chunk, per_file],
+            ):
+                node = _node(row)
+                found.setdefault(node.path, []).append(node)
+        return found
+
     def all_edges(self) -> list[tuple[str, str, str, str, str, float]]:
         """Every edge by the stable names of its ends: (src path, src qualified name, dst path,
         dst qualified name, kind, confidence). Used to compare two indexes of the same tree."""
