@@ -35,7 +35,9 @@ class RawClient:
         self.other_answers: list[dict[str, Any]] = []
 
     @classmethod
-    async def start(cls, *arguments: str) -> RawClient:
+    async def start(cls, *arguments: str, stderr: Path | None = None) -> RawClient:
+        """``stderr``: a file that receives the server's stderr (by default it is discarded)."""
+        stderr_target = stderr.open("wb") if stderr is not None else asyncio.subprocess.DEVNULL
         process = await asyncio.create_subprocess_exec(
             sys.executable,
             "-m",
@@ -44,8 +46,11 @@ class RawClient:
             *arguments,
             stdin=asyncio.subprocess.PIPE,
             stdout=asyncio.subprocess.PIPE,
-            stderr=asyncio.subprocess.DEVNULL,
+            stderr=stderr_target,
         )
+        if stderr is not None:
+            # The child holds its own copy of the descriptor.
+            stderr_target.close()
         return cls(process)
 
     async def write(self, data: bytes) -> None:
@@ -89,7 +94,14 @@ class RawClient:
         await self.send(message)
         return await self.answer_to(request_id)
 
-    async def initialize(self, workspace: Path, index_dir: Path, request_id: Any = "init") -> dict[str, Any]:
+    async def initialize(
+        self,
+        workspace: Path,
+        index_dir: Path,
+        request_id: Any = "init",
+        settings: dict[str, Any] | None = None,
+    ) -> dict[str, Any]:
+        """``settings``: further initializationOptions beside the index folder."""
         answer = await self.request(
             request_id,
             "initialize",
@@ -97,7 +109,7 @@ class RawClient:
                 "processId": None,
                 "rootUri": workspace.as_uri(),
                 "capabilities": {},
-                "initializationOptions": {"indexDir": str(index_dir)},
+                "initializationOptions": {"indexDir": str(index_dir), **(settings or {})},
             },
         )
         await self.send({"jsonrpc": "2.0", "method": "initialized", "params": {}})

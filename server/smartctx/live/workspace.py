@@ -20,6 +20,7 @@ import os
 import threading
 from collections.abc import Callable, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
+from concurrent.futures import TimeoutError as FutureTimeoutError
 from contextlib import ExitStack
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -47,6 +48,9 @@ from smartctx.retrieval.symbols import expand_node, symbol_at
 from smartctx.store.index_store import index_dir_in
 
 QUERY_THREADS = 2
+# How long a hover waits for git to say who last changed its definition. Blame of a long-lived file
+# takes seconds; a hover should not.
+HOVER_HISTORY_WAIT_S = 0.25
 # The tokenizer that counts an expanded node's tokens (a pack's own default).
 DEFAULT_TOKENIZER = ContextOptions().tokenizer
 # A folder whose name is empty once made safe for ids.
@@ -95,6 +99,9 @@ class Workspace:
         self.query_threads = ThreadPoolExecutor(
             max_workers=QUERY_THREADS, thread_name_prefix="smartctx-query"
         )
+        # One git blame at a time for hovers: a hover that moves over many files queues their
+        # blames here instead of starting a git process per file at once.
+        self._hover_history = ThreadPoolExecutor(max_workers=1, thread_name_prefix="smartctx-hover-history")
         self._lock = threading.Lock()
         self._counters: dict[str, TokenCounter] = {}
 
@@ -219,10 +226,20 @@ class Workspace:
             symbol = symbol_at(snapshot, path, line, word)
         if symbol is None:
             return None
-        symbol = replace(symbol, latest_change=_latest_change(folder, symbol))
+        symbol = replace(symbol, latest_change=self._latest_change_soon(folder, symbol))
         if not self.several:
             return symbol
         return replace(symbol, id=folder.name + FOLDER_SEPARATOR + symbol.id)
+
+    def _latest_change_soon(self, folder: Folder, symbol: SymbolSummary) -> RecentChange | None:
+        """The latest change if git answers within ``HOVER_HISTORY_WAIT_S``, else None: the blame
+        goes on, and its cached answer is there for the next hover over that file."""
+        future = self._hover_history.submit(_latest_change, folder, symbol)
+        self._tasks.keep(f"git history of {symbol.file_path} for a hover", future)
+        try:
+            return future.result(timeout=HOVER_HISTORY_WAIT_S)
+        except FutureTimeoutError:
+            return None
 
     def reindex(self, folders: Sequence[Folder]) -> list[Future[IndexReport | None]]:
         return [folder.index.reindex() for folder in folders]
@@ -232,6 +249,7 @@ class Workspace:
         for folder in folders:
             folder.index.close()
         self.query_threads.shutdown(wait=False, cancel_futures=True)
+        self._hover_history.shutdown(wait=False, cancel_futures=True)
 
     def _route_id(self, folders: Sequence[Folder], wire_id: str) -> tuple[Folder, str]:
         if len(folders) == 1:
@@ -266,8 +284,8 @@ class Workspace:
 
 
 def _latest_change(folder: Folder, symbol: SymbolSummary) -> RecentChange | None:
-    """The newest change of the definition's lines. The first hover over a long-lived file waits for
-    its blame (seconds on django's largest files); later hovers over that content hit the cache."""
+    """The newest change of the definition's lines. The first blame of a long-lived file takes
+    seconds on django's largest files; later ones over the same content hit the history's cache."""
     content = folder.sources().read(symbol.file_path)
     if content is None:
         return None

@@ -1,8 +1,10 @@
 """smartctx log records to the client as ``window/logMessage``, from whichever thread logs them.
 
 Records come from the event loop, the index thread and query threads; only the event loop may write
-to the client, so records from other threads are handed to it. stderr keeps every record: this
-handler sends the client only what its ``clientLogLevel`` setting asks for (warnings by default).
+to the client, so records from other threads are handed to it. This handler sends the client only
+what its ``clientLogLevel`` setting asks for (warnings by default); stderr keeps the rest. A record
+goes to one of the two, never both: VS Code shows the server's stderr and its log messages in the
+same output channel, where every warning used to appear twice.
 """
 
 from __future__ import annotations
@@ -16,6 +18,14 @@ from collections.abc import Callable
 MAX_CLIENT_MESSAGE_CHARS = 4000
 
 SendLog = Callable[[int, str], None]
+
+# Set on a record once it is on its way to the client, so that the stderr handler can skip it.
+_SENT_TO_CLIENT = "smartctx_sent_to_client"
+
+
+def not_sent_to_client(record: logging.LogRecord) -> bool:
+    """A filter for the stderr handler: pass only records the client handler did not take."""
+    return not getattr(record, _SENT_TO_CLIENT, False)
 
 
 class ClientLogHandler(logging.Handler):
@@ -36,6 +46,7 @@ class ClientLogHandler(logging.Handler):
                 self._send(record.levelno, text)
             else:
                 self._loop.call_soon_threadsafe(self._send, record.levelno, text)
+            setattr(record, _SENT_TO_CLIENT, True)
         except RuntimeError:
             # The event loop has closed: the server is exiting and stderr has the record.
             pass

@@ -43,7 +43,7 @@ from smartctx.live.paths import file_uri_path
 from smartctx.live.status import StatusCounts
 from smartctx.live.tasks import BackgroundTasks
 from smartctx.live.workspace import Folder, Workspace
-from smartctx.lsp.client_log import ClientLogHandler
+from smartctx.lsp.client_log import ClientLogHandler, not_sent_to_client
 from smartctx.lsp.convert import (
     context_requests,
     expand_id,
@@ -230,7 +230,7 @@ class SmartctxServer(LanguageServer):
             )
 
     def _forward_logs(self) -> None:
-        """Send smartctx log records at the configured level to the client as well as to stderr."""
+        """Send smartctx log records at the configured level to the client instead of stderr."""
         level = self.settings.client_log_level_number
         smartctx_log = logging.getLogger(SMARTCTX_LOGGER)
         if self._client_log is None:
@@ -527,6 +527,8 @@ def serve(tcp: tuple[str, int] | None = None, max_message_bytes: int = DEFAULT_M
     """Run the language server over stdio, or for one client on ``tcp`` (host, port), until the
     client says exit or goes away. The exit code is LSP's: 1 when exit came without shutdown."""
     logging.getLogger(SMARTCTX_LOGGER).setLevel(STDERR_LOG_LEVEL)
+    for handler in logging.getLogger().handlers:
+        handler.addFilter(not_sent_to_client)
     # pygls logs every outgoing message body, context packs included, at INFO.
     logging.getLogger("pygls").setLevel(logging.WARNING)
     server = build_server()

@@ -1,0 +1,124 @@
+"""The commit dev set's task rules (bench/commit_tasks.py) on a real git repository built here."""
+
+from __future__ import annotations
+
+import importlib
+from collections.abc import Iterator
+from pathlib import Path
+from types import ModuleType
+from typing import Any
+
+import pytest
+
+from gitrepos import Repo
+
+BENCH_DIR = Path(__file__).resolve().parents[2] / "bench"
+
+CORE = """package core
+
+func Alpha() int {
+	return 1
+}
+
+func Beta(x int) int {
+	return x
+}
+"""
+
+
+@pytest.fixture(scope="module")
+def commit_tasks() -> Iterator[ModuleType]:
+    """The dev set module, imported from bench/ (which is not a package)."""
+    with pytest.MonkeyPatch.context() as patch:
+        patch.syspath_prepend(str(BENCH_DIR))
+        yield importlib.import_module("commit_tasks")
+
+
+@pytest.fixture(scope="module")
+def history(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
+    """A small Go project whose history holds one commit of each kind the rules tell apart."""
+    repo = Repo(tmp_path_factory.mktemp("devset") / "tool")
+    repo.write("core/core.go", CORE)
+    repo.write("core/core_test.go", "package core\n")
+    repo.write("README.md", "# tool\n")
+    shas = {"base": repo.commit("Start the tool with Alpha and Beta")}
+    repo.write("core/core_test.go", "package core\n\nfunc TestAlpha(t *testing.T) {}\n")
+    shas["tests"] = repo.commit("Cover Alpha with a first unit test")
+    repo.git("checkout", "-q", "-b", "feature")
+    repo.write("README.md", "# tool\n\nA tool.\n")
+    shas["feature"] = repo.commit("Describe what the tool is for in the readme")
+    repo.git("checkout", "-q", "main")
+    repo.git("merge", "-q", "--no-ff", "feature", "-m", "Merge the feature branch into main after review")
+    shas["merge"] = repo.git("rev-parse", "HEAD")
+    # Two lines go in above Beta, so Beta's `return x` is line 8 in the parent and line 10 after.
+    repo.write(
+        "core/core.go",
+        CORE.replace("func Beta", "// Beta doubles.\n//\nfunc Beta").replace("return x", "return 2 * x"),
+    )
+    shas["shifted"] = repo.commit("Make Beta return twice its argument")
+    # A pure addition: one line after Alpha's `func Alpha() int {` (line 3 of the parent).
+    repo.write(
+        "core/core.go",
+        repo.root.joinpath("core/core.go")
+        .read_text()
+        .replace("int {\n\treturn 1", "int {\n\tlog()\n\treturn 1"),
+    )
+    shas["addition"] = repo.commit("Log every call that is made to Alpha")
+    return {"repo": repo, "shas": shas}
+
+
+def selected(commit_tasks: ModuleType, history: dict[str, Any]) -> Any:
+    repo: Repo = history["repo"]
+    head = history["shas"]["addition"]
+    dev_repo = commit_tasks.DevRepo("acme/tool", "go", head)
+    return commit_tasks.select_tasks(dev_repo, repo.root / ".git", per_repo=10)
+
+
+def test_only_changes_of_the_program_become_tasks(commit_tasks: ModuleType, history: dict[str, Any]) -> None:
+    selection = selected(commit_tasks, history)
+    shas = history["shas"]
+    assert [task["commit"] for task in selection.tasks] == [shas["addition"], shas["shifted"]]
+    assert selection.skipped == {
+        "merge": 1,
+        "tests-only": 1,
+        "no-source": 1,  # the readme change on the merged branch
+        "root": 1,
+    }
+
+
+def test_gold_lines_are_in_the_parents_numbering(commit_tasks: ModuleType, history: dict[str, Any]) -> None:
+    task = next(
+        task for task in selected(commit_tasks, history).tasks if task["commit"] == history["shas"]["shifted"]
+    )
+    assert task["base_commit"] == history["shas"]["merge"]
+    assert task["problem_statement"] == "Make Beta return twice its argument"
+    assert task["gold_files"] == ["core/core.go"]
+    # The comment lines are a pure addition anchored on lines 6-7; `return x` is line 8 of the parent.
+    assert task["gold_changed"] == [["core/core.go", 6, 7], ["core/core.go", 8, 8]]
+    assert task["gold_functions"] == ["core/core.go::<module>", "core/core.go::Beta"]
+
+
+def test_a_pure_addition_is_anchored_on_its_neighbours(
+    commit_tasks: ModuleType, history: dict[str, Any]
+) -> None:
+    task = next(
+        task
+        for task in selected(commit_tasks, history).tasks
+        if task["commit"] == history["shas"]["addition"]
+    )
+    assert task["gold_changed"] == [["core/core.go", 3, 4]]
+    assert task["gold_functions"] == ["core/core.go::Alpha"]
+
+
+def test_editor_history_never_includes_the_task(commit_tasks: ModuleType, history: dict[str, Any]) -> None:
+    repo: Repo = history["repo"]
+    task = next(
+        task
+        for task in selected(commit_tasks, history).tasks
+        if task["commit"] == history["shas"]["addition"]
+    )
+    previous = commit_tasks.previous_author_commits(repo.root / ".git", task, limit=2)
+    assert [commit.sha for commit in previous] == [history["shas"]["shifted"], history["shas"]["feature"]]
+    assert previous[0].files == ("core/core.go",)
+    recent = commit_tasks.commits_before(repo.root / ".git", task, window_hours=36)
+    assert [commit.sha for commit in recent] == [history["shas"]["shifted"]]
