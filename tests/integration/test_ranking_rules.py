@@ -235,3 +235,99 @@ def test_the_budget_is_exact_with_the_file_map(
 def test_the_same_request_gives_the_same_pack(ledger: tuple[Path, IndexStore], counter: TokenCounter) -> None:
     first, second = (pack_to_wire(ledger_pack(ledger, counter)) for _ in range(2))
     assert json.dumps({**first, "metadata": None}) == json.dumps({**second, "metadata": None})
+
+
+# Everyday words of a bug report, spread over many modules that have nothing to do with the fix.
+PROSE = (
+    "When the service starts the connection to the server is opened and the request is sent with the"
+    " configured timeout; the response is parsed and the result is cached for the next request."
+)
+
+
+def noisy_service(modules: int) -> dict[str, str]:
+    """Modules whose docs and code say the prose above, and one module named after a library."""
+    files = {
+        f"service/part_{number:02d}.py": (
+            f'def handle_request_{number}(request, timeout):\n    """{PROSE}"""\n'
+            "    connection = open_connection(request.server, timeout)\n"
+            "    response = connection.send(request)\n    return parse_response(response)\n"
+            + "".join(f"\n\ndef helper_{number}_{helper}():\n    return {helper}\n" for helper in range(6))
+        )
+        for number in range(modules)
+    }
+    files["service/discovery/zeroconf.py"] = (
+        'def browse(kind):\n    """Browse for services of a kind with zeroconf."""\n    return []\n'
+    )
+    return files
+
+
+# A long issue: a hundred different everyday words, then the library's name once.
+LONG_ISSUE = " ".join(
+    f"{word}ing"
+    for word in ("walk", "talk", "jump", "sing", "read", "cook", "clean", "build", "draw", "paint")
+) + " ".join(
+    f" {first}{second}"
+    for first in ("alpha", "beta", "gamma", "delta", "omega")
+    for second in "abcdefghijklmnopqrst"
+)
+
+
+def test_a_long_task_keeps_the_weight_of_its_one_rare_name(tmp_path: Path, counter: TokenCounter) -> None:
+    """A hundred words before it, and the library named once: the library's file still comes first."""
+    task = "\n".join([PROSE, LONG_ISSUE, "It only happens with zeroconf discovery.", PROSE])
+    pack = pack_for(tmp_path / "ws", tmp_path / "index", noisy_service(40), task, counter)
+    assert pack.bodies[0].file_path == "service/discovery/zeroconf.py"
+
+
+def test_an_everyday_word_is_not_a_named_symbol(tmp_path: Path, counter: TokenCounter) -> None:
+    """``type`` is defined once, and is everywhere in the code's words: quoting it names nothing."""
+    files = {
+        f"invoices/field_{number:02d}.py": (
+            f"def invoice_field_{number}(value, type=None):\n"
+            '    """Convert the value to the type of the field; the type decides the format."""\n'
+            "    return convert(value, type)\n"
+        )
+        for number in range(40)
+    }
+    files["kinds/registry.py"] = "def type(name):\n    return name\n"
+    files["invoices/totals.py"] = (
+        "def invoice_total_rounding(invoice):\n"
+        '    """Round the invoice total to cents."""\n'
+        "    return round(invoice.total, 2)\n"
+    )
+    task = "The `type` of the total is wrong: invoice_total_rounding rounds an invoice total to whole units"
+    pack = pack_for(tmp_path / "ws", tmp_path / "index", files, task, counter)
+    assert pack.bodies[0].id == "invoices/totals.py::invoice_total_rounding"
+    assert "named" not in next(
+        (body.score_parts for body in pack.bodies if body.id == "kinds/registry.py::type"), {}
+    )
+
+
+# Two methods that match the task's words alike; only "registering" tells them apart, and the
+# other is shorter, so on those words alone it would win.
+BLUEPRINT_DOC = "Handle the url_prefix of a nested blueprint."
+BLUEPRINTS = {
+    "flask/blueprints.py": (
+        "class Blueprint:\n"
+        "    def open_resource(self, resource):\n"
+        f'        """{BLUEPRINT_DOC}"""\n'
+        "        return resource\n\n"
+        "    def register(self, app):\n"
+        f'        """{BLUEPRINT_DOC}"""\n'
+        "        for child in self.children:\n"
+        "            child.app = app\n"
+        "        return app\n"
+    ),
+    "flask/app.py": "class Flask:\n    def route(self, rule):\n        return rule\n",
+    # Unrelated code, so that the words above are rare, as in a real project.
+    **{
+        f"flask/util_{number:02d}.py": f"def helper_{number}(value):\n    return value\n"
+        for number in range(30)
+    },
+}
+
+
+def test_an_inflected_prose_word_finds_the_base_form_in_code(tmp_path: Path, counter: TokenCounter) -> None:
+    task = "Blueprint url_prefix is ignored when registering a nested blueprint"
+    pack = pack_for(tmp_path / "ws", tmp_path / "index", BLUEPRINTS, task, counter)
+    assert pack.bodies[0].id == "flask/blueprints.py::Blueprint.register"

@@ -198,9 +198,13 @@ def _pattern_kind(path: str) -> FileKind | None:
 def file_kind(path: str, attributes: Sequence[AttributeRule] = ()) -> FileKind | None:
     """The kind of a path that is not the project's own code, or None for own code.
 
-    The last ``.gitattributes`` rule that speaks of a kind decides for that kind (as git's own
-    attribute lookup does); a kind it does not speak of is decided by the patterns.
+    Test code is test code first (projects mark their test fixtures vendored so GitHub's language
+    bar ignores them; they are still tests). Otherwise the last ``.gitattributes`` rule that speaks
+    of a kind decides for that kind (as git's own attribute lookup does); a kind it does not speak
+    of is decided by the patterns.
     """
+    if is_test_path(path):
+        return FileKind.TEST
     decided: dict[FileKind, bool] = {}
     for rule in attributes:
         if rule.matches(path):
@@ -208,8 +212,6 @@ def file_kind(path: str, attributes: Sequence[AttributeRule] = ()) -> FileKind |
     for kind in _KIND_ORDER:
         if decided.get(kind):
             return kind
-    if is_test_path(path):
-        return FileKind.TEST
     by_pattern = _pattern_kind(path)
     return None if by_pattern is None or decided.get(by_pattern) is False else by_pattern
 

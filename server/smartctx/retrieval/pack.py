@@ -159,8 +159,9 @@ def pack(
     reserve += int(budget_tokens * IMPACT_SHARE) if impact is not None else 0
     reserve += map_reserve
     body_cap = max(1, int(budget_tokens * MAX_BODY_SHARE))
+    files: dict[str, tuple[bytes, list[int]] | None] = {}
     for item in selection.bodies if include_blobs else ():
-        located = current_source(item.node, sources, warnings)
+        located = current_source(item.node, sources, warnings, files)
         if located is None:
             continue
         start, end, lines = located
@@ -270,14 +271,27 @@ def pack(
 
 
 def current_source(
-    node: NodeRow, sources: SourceReader, warnings: list[Warning]
+    node: NodeRow,
+    sources: SourceReader,
+    warnings: list[Warning],
+    files: dict[str, tuple[bytes, list[int]] | None] | None = None,
 ) -> tuple[int, int, list[str]] | None:
-    """The node's lines as they are now, relocated if the file changed since it was indexed."""
-    data = sources.read(node.path)
-    if data is None:
+    """The node's lines as they are now, relocated if the file changed since it was indexed.
+
+    ``files`` keeps each file read (and its line offsets) for the rest of one pack: a pack of a dozen
+    bodies often takes several from one large file, whose lines were otherwise counted each time.
+    """
+    if files is None or node.path not in files:
+        read = sources.read(node.path)
+        loaded = None if read is None else (read, line_offsets(read))
+        if files is not None:
+            files[node.path] = loaded
+    else:
+        loaded = files[node.path]
+    if loaded is None:
         warnings.append(Warning("source-unavailable", f"{node.path} cannot be read", node_id(node)))
         return None
-    offsets = line_offsets(data)
+    data, offsets = loaded
     start, end = node.start_line, node.end_line
     if end > len(offsets) - 1 or span_digest(data, offsets, start, end) != node.content_hash:
         span = sources.locate(node.path, node.kind.value, node.qualified_name)

@@ -42,9 +42,9 @@ MAX_TASK_CHARS = 100_000
 # Files whose folders are searched for ``.gitattributes`` linguist marks (besides the root's): the
 # best whole-text matches, which are the files a mark could move.
 FILES_CHECKED_FOR_ATTRIBUTES = 40
-# Ranked files that get their most central definitions looked up when none of theirs ranked: as
-# many as a file map could list.
-FILES_GIVEN_SYMBOLS = 120
+# Ranked files that get their most central definitions looked up when none of theirs ranked: the
+# first ones, which an 8k pack's map reaches (the lookup is one query, its cost grows with them).
+FILES_GIVEN_SYMBOLS = 60
 
 
 class CancelledError(Exception):

@@ -22,8 +22,9 @@ FILE_PATH_WEIGHT = 2
 SPLIT_PART_WEIGHT = 1
 # Words longer than this are data (hashes, base64), not names.
 MAX_WORD_CHARS = 60
-# Bounds that keep a 20k-character log from turning into a 5k-term query.
-MAX_TERMS = 64
+# Bounds that keep a 20k-character log from turning into a 5k-term query. The parser keeps more
+# words than a query may have; search chooses among them by how rare each is in the index.
+MAX_PARSED_WORDS = 128
 MAX_NAMED = 64
 
 STOPWORDS = frozenset(
@@ -236,6 +237,9 @@ class ParsedTask:
     file_paths: tuple[str, ...]
     frames: tuple[Frame, ...]
     mentions_tests: bool = field(default=False)
+    # Words that only ever appeared as plain prose (never in a name, code or a path): the ones an
+    # inflection of ("registering") may stand for another form in the code ("register").
+    prose: frozenset[str] = field(default_factory=frozenset)
 
 
 def _looks_like_identifier(word: str) -> bool:
@@ -263,6 +267,8 @@ def _about_tests(text: str, file_paths: Sequence[str]) -> bool:
 def parse_task(text: str) -> ParsedTask:
     """Extract weighted words and the exact names, files and frames the task mentions."""
     words: dict[str, int] = {}
+    prose: set[str] = set()
+    named_words: set[str] = set()
 
     def add(word: str, weight: int) -> None:
         lowered = word.lower().strip("_")
@@ -274,7 +280,9 @@ def parse_task(text: str) -> ParsedTask:
 
     def add_identifier(identifier: str, weight: int) -> None:
         add(whole_word(identifier), weight)
+        named_words.add(whole_word(identifier))
         for part in split_identifier(identifier):
+            named_words.add(part)
             add(part, SPLIT_PART_WEIGHT if len(split_identifier(identifier)) > 1 else weight)
 
     frames = tuple(
@@ -293,6 +301,7 @@ def parse_task(text: str) -> ParsedTask:
             add_identifier(word, IDENTIFIER_WEIGHT)
         else:
             add(word, 1)
+            prose.add(word.lower())
     for word in _IDENTIFIER.findall(code_text):
         identifiers.append(word)
         add_identifier(word, CODE_SPAN_WEIGHT)
@@ -303,14 +312,16 @@ def parse_task(text: str) -> ParsedTask:
     for path in file_paths:
         for component in re.split(r"[/.]", path.rsplit(".", 1)[0]):
             add_identifier(component, FILE_PATH_WEIGHT)
-    strongest = sorted(words.items(), key=lambda item: (-item[1], item[0]))[:MAX_TERMS]
+    # The strongest first, then in the order the task says them; search weighs them by rarity.
+    strongest = dict(sorted(words.items(), key=lambda item: -item[1])[:MAX_PARSED_WORDS])
     return ParsedTask(
-        words=dict(strongest),
+        words=strongest,
         identifiers=_unique(identifiers)[:MAX_NAMED],
         dotted_names=dotted[:MAX_NAMED],
         file_paths=file_paths[:MAX_NAMED],
         frames=frames[:MAX_NAMED],
         mentions_tests=_about_tests(text, file_paths),
+        prose=frozenset(word for word in prose if word in strongest and word not in named_words),
     )
 
 
