@@ -261,6 +261,12 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
         help="one persistent index folder per repository",
     )
     run_command.add_argument("--out", type=Path, default=DEFAULT_OUT, help="where the JSON goes")
+    run_command.add_argument(
+        "--keep-indexes",
+        type=Path,
+        default=None,
+        help="copy each task's index, as ranked, to DIR/<instance_id>.sqlite (for swebench_replay.py)",
+    )
     coverage_command = commands.add_parser(
         "coverage", parents=[common], help="how much of each repository's code the parser's tags capture"
     )

@@ -20,6 +20,7 @@ from __future__ import annotations
 import argparse
 import json
 import math
+import sqlite3
 import sys
 import time
 import traceback
@@ -37,6 +38,7 @@ from smartctx.history.changes import GitHistory
 from smartctx.indexing.indexer import IndexConfig, Indexer
 from smartctx.indexing.sources import WorkspaceSources
 from smartctx.retrieval.pipeline import build_context, rank
+from smartctx.retrieval.sources import SourceReader
 from smartctx.store.index_store import IndexStore
 from smartctx.store.snapshot import IndexSnapshot
 from swebench_baselines import WholeFileBaseline, seed_recipe
@@ -61,6 +63,8 @@ STRATIFIED_STEP = 5
 # Candidates kept per instance with --dump-ranking: every ranked item a default pack could use.
 RANKING_DUMP_SIZE = 200
 SYSTEMS = ("smartctx", "baseline-a", "baseline-b")
+# How a file-map line is named among a pack's items: no definition is ever called this.
+FILE_MAP_NAME = "<file map>"
 # smartctx with includePRs, the cutoff at the instance's base_commit_date (--history).
 HISTORY_SYSTEM = "smartctx+history"
 ACC_KS = (1, 3, 5, 10, 20)
@@ -87,6 +91,10 @@ class Result:
     # (always 0, or the cutoff is broken).
     recent_prs: int = 0
     after_cutoff: int = 0
+    # smartctx's file map lists further files by path: they count for file hit (the path is in the
+    # pack), never for function or body hit. This is file hit from bodies and summaries alone.
+    file_hit_without_map: bool | None = None
+    file_map: tuple[str, ...] = ()
 
 
 def _scored(
@@ -119,7 +127,7 @@ def _scoring_name(kind: str, qualified_name: str) -> str:
 def run_smartctx(
     task: str,
     snapshot: IndexSnapshot,
-    sources: WorkspaceSources,
+    sources: SourceReader,
     budget: int,
     counter: TokenCounter,
     gold: Gold,
@@ -138,9 +146,16 @@ def run_smartctx(
         PackItem(s.file_path, _scoring_name(s.kind, s.qualified_name), s.start_line, s.end_line, body=False)
         for s in pack.summaries
     ]
+    mapped = [PackItem(entry.file_path, FILE_MAP_NAME, 1, 1, body=False) for entry in pack.file_map]
     # The pack's text is counted again here, so a pack that misreports its own size shows up as
     # "tokens_reported" differing from "tokens" (and "over budget" is judged on the recount).
-    result = _scored(items, gold, counter.count(pack.text), latency_ms, dict(pack.timings_ms))
+    result = _scored(items + mapped, gold, counter.count(pack.text), latency_ms, dict(pack.timings_ms))
+    result = replace(
+        result,
+        file_hit_without_map=score_pack(items, gold).file_hit,
+        file_map=tuple(entry.file_path for entry in pack.file_map),
+        summaries=result.summaries[: len(pack.summaries)],
+    )
     changes = [change for body in pack.bodies for change in body.recent_prs]
     limit = options.cutoff_time()
     late = sum(1 for change in changes if limit is not None and datetime.fromisoformat(change.date) > limit)
@@ -150,7 +165,7 @@ def run_smartctx(
 def run_smartctx_or_miss(
     task: str,
     snapshot: IndexSnapshot,
-    sources: WorkspaceSources,
+    sources: SourceReader,
     budget: int,
     counter: TokenCounter,
     gold: Gold,
@@ -168,10 +183,10 @@ def run_smartctx_or_miss(
         return replace(missed, error=f"{type(error).__name__}: {error}")
 
 
-def dump_ranking(task: str, snapshot: IndexSnapshot) -> list[dict[str, Any]]:
+def dump_ranking(task: str, snapshot: IndexSnapshot, sources: SourceReader) -> list[dict[str, Any]]:
     """The scored candidates before diversify, best first, with each score's parts: enough to replay
     other weights (each part is its weight times a normalised signal) and other body choices offline."""
-    ranking = rank(task, snapshot, ContextOptions(), Focus())
+    ranking = rank(task, snapshot, ContextOptions(), Focus(), sources)
     named = ranking.found.named
     return [
         {
@@ -280,6 +295,8 @@ class Bench:
         excluded = checkout(tree, instance["base_commit"])
         checkout_s = time.perf_counter() - started
         report = workspace.indexer.reconcile()
+        if self.args.keep_indexes is not None:
+            keep_index(store, self.args.keep_indexes / f"{instance['instance_id']}.sqlite")
         gold = Gold.from_instance(instance)
         task = str(instance["problem_statement"])
         results: dict[str, Result] = {}
@@ -313,7 +330,7 @@ class Bench:
                     pack.items, gold, pack.tokens, (time.perf_counter() - started) * 1000
                 )
             in_index = gold_in_index(gold)
-            ranking = dump_ranking(task, snapshot) if self.args.dump_ranking else None
+            ranking = dump_ranking(task, snapshot, workspace.sources) if self.args.dump_ranking else None
         non_test = [path for path in ranked if not self.is_test(path)]
         row = {
             "instance_id": instance["instance_id"],
@@ -404,6 +421,20 @@ class Bench:
         }
 
 
+def keep_index(store: IndexStore, target: Path) -> None:
+    """A consistent copy of the index as it is now (SQLite's online backup), for offline replays of
+    this instance with ``swebench_replay.py``."""
+    target.parent.mkdir(parents=True, exist_ok=True)
+    target.unlink(missing_ok=True)
+    source = sqlite3.connect(f"{store.path.as_uri()}?mode=ro", uri=True)
+    copy = sqlite3.connect(target)
+    try:
+        source.backup(copy)
+    finally:
+        copy.close()
+        source.close()
+
+
 def _finite(value: Any) -> Any:
     """``value`` with NaN (a mean over nothing) as null, so the JSON stays standard."""
     if isinstance(value, float) and math.isnan(value):
@@ -424,6 +455,16 @@ def summarise(results: Sequence[dict[str, Any]], budget: int) -> dict[str, Any]:
             field: mean([float(result[field]) for result in results])
             for field in ("file_hit", "function_hit", "body_hit", "line_hit", "line_coverage", "tokens")
         },
+        "file_hit_without_map": mean(
+            [
+                float(
+                    result["file_hit"]
+                    if result.get("file_hit_without_map") is None
+                    else result["file_hit_without_map"]
+                )
+                for result in results
+            ]
+        ),
         "errors": sum(1 for result in results if result["error"]),
         "recent_prs": mean([float(result.get("recent_prs", 0)) for result in results]),
         "after_cutoff": sum(int(result.get("after_cutoff", 0)) for result in results),
@@ -443,6 +484,7 @@ def summarise(results: Sequence[dict[str, Any]], budget: int) -> dict[str, Any]:
 
 TABLE_COLUMNS = (
     ("file hit", "file_hit", "{:.1%}"),
+    ("w/o map", "file_hit_without_map", "{:.1%}"),
     ("func hit", "function_hit", "{:.1%}"),
     ("body hit", "body_hit", "{:.1%}"),
     ("line in body", "line_hit", "{:.1%}"),
@@ -605,6 +647,12 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
         "--dump-ranking",
         action="store_true",
         help=f"keep each instance's top {RANKING_DUMP_SIZE} scored candidates in the JSON (for tuning)",
+    )
+    parser.add_argument(
+        "--keep-indexes",
+        type=Path,
+        default=None,
+        help="copy each instance's index, as ranked, to DIR/<instance_id>.sqlite (for swebench_replay.py)",
     )
     parser.add_argument(
         "--history",

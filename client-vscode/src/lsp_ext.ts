@@ -188,6 +188,22 @@ export interface WireSummary extends WireScoredItem {
   workspaceFolder?: string;
 }
 
+export interface WireFileMapSymbol {
+  kind: string;
+  qualifiedName: string;
+  startLine: number;
+  endLine: number;
+}
+
+export interface WireFileMapEntry {
+  filePath: string;
+  score: number;
+  reason: string;
+  symbols: WireFileMapSymbol[];
+  tokens: number;
+  workspaceFolder?: string;
+}
+
 export interface WireSubgraphEdge {
   from: string;
   to: string;
@@ -218,6 +234,7 @@ export interface WireContextPack {
   taskDescription: string;
   bodies: WireBody[];
   summaries: WireSummary[];
+  fileMap: WireFileMapEntry[];
   subgraph: WireSubgraph;
   tokensUsed: number;
   budgetTokens: number;

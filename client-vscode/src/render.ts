@@ -18,7 +18,14 @@ import rust from "highlight.js/lib/languages/rust";
 import scala from "highlight.js/lib/languages/scala";
 import typescript from "highlight.js/lib/languages/typescript";
 import type { CitedItem } from "./citations";
-import type { WireContextPack, WireImpactEntry, WireNode, WireSummary, WireWarning } from "./lsp_ext";
+import type {
+  WireContextPack,
+  WireFileMapEntry,
+  WireImpactEntry,
+  WireNode,
+  WireSummary,
+  WireWarning,
+} from "./lsp_ext";
 
 // The server's language names (parsing/languages.py) -> highlight.js grammars.
 const GRAMMARS = {
@@ -58,7 +65,8 @@ export interface PanelResources {
 }
 
 // A reference to one cited item of the view, sent back by the webview when a citation is clicked:
-// "symbol", "bodies:3", "summaries:0", "impact:callers:2".
+// "symbol", "bodies:3", "summaries:0", "fileMap:4" (the file), "fileMap:4:1" (one of its
+// definitions), "impact:callers:2".
 export type ItemRef = string;
 
 const ESCAPES: Record<string, string> = {
@@ -148,6 +156,16 @@ ${summary.doc ? `<div class="doc">${escapeHtml(summary.doc)}</div>` : ""}
 </li>`;
 }
 
+function fileMapRow(entry: WireFileMapEntry, index: number): string {
+  const folder = folderName(entry.workspaceFolder);
+  const symbols = entry.symbols
+    .map((symbol, position) =>
+      citationLink(`fileMap:${index}:${position}`, `${symbol.qualifiedName}:${symbol.startLine}`, undefined),
+    )
+    .join(", ");
+  return `<li>${citationLink(`fileMap:${index}`, entry.filePath, folder)}${entry.reason ? ` <span class="reason">(${escapeHtml(entry.reason)})</span>` : ""}${symbols ? `: ${symbols}` : ""}</li>`;
+}
+
 function impactEntry(group: string, entry: WireImpactEntry, index: number): string {
   return `<li>${citationLink(`impact:${group}:${index}`, entry.citation, undefined)} <span class="kind">${escapeHtml(entry.kind)}</span> <code>${escapeHtml(entry.qualifiedName)}</code> <span class="depth">depth ${entry.depth}</span></li>`;
 }
@@ -183,6 +201,9 @@ ${body.recentPRs.length ? `<ul class="changes">${body.recentPRs.map((change) => 
   const summaries = pack.summaries.length
     ? `<section><h2>Related definitions</h2><ul class="summaries">${pack.summaries.map(summaryRow).join("")}</ul></section>`
     : "";
+  const fileMap = pack.fileMap.length
+    ? `<section><h2>Other likely files</h2><ul class="file-map">${pack.fileMap.map(fileMapRow).join("")}</ul></section>`
+    : "";
   return `<header>
 <h1>${escapeHtml(view.title)}</h1>
 <p class="task">${escapeHtml(pack.taskDescription)}</p>
@@ -198,6 +219,7 @@ ${warningsBlock(pack.metadata.warnings, pack.notFound, pack.metadata.freshness.p
 ${view.symbol && !pack.bodies.some((body) => body.id === view.symbol?.id) ? symbolSection(view.symbol) : ""}
 ${bodies ? `<section class="bodies">${bodies}</section>` : ""}
 ${summaries}
+${fileMap}
 ${impactSection(pack)}
 </main>`;
 }
@@ -236,6 +258,19 @@ export function citedItem(view: PanelView, ref: ItemRef): CitedItem | undefined 
   const [section, first, second] = ref.split(":");
   if (section === "bodies") return view.pack.bodies[Number(first)];
   if (section === "summaries") return view.pack.summaries[Number(first)];
+  if (section === "fileMap") {
+    const entry = view.pack.fileMap[Number(first)];
+    if (!entry) return undefined;
+    const symbol = second === undefined ? undefined : entry.symbols[Number(second)];
+    if (second !== undefined && !symbol) return undefined;
+    // The file itself opens at its first line.
+    return {
+      filePath: entry.filePath,
+      startLine: symbol ? symbol.startLine : 1,
+      endLine: symbol ? symbol.endLine : 1,
+      workspaceFolder: entry.workspaceFolder,
+    };
+  }
   if (section === "impact" && first !== undefined && view.pack.impact) {
     const entry = view.pack.impact.groups[first]?.[Number(second)];
     // Impact entries are relative to the folder of the impact's target.

@@ -119,11 +119,25 @@ def _argument_parser() -> argparse.ArgumentParser:
         "--budget", type=_positive_int, help="token budget for the whole pack (default 8000)"
     )
     context.add_argument(
-        "--max-bodies", type=_non_negative_int, help="full definitions to include (default 5)"
+        "--max-bodies",
+        type=_non_negative_int,
+        help="full definitions to include (default: chosen from the budget, 5 at 4,000 tokens)",
     )
-    context.add_argument("--max-summaries", type=_non_negative_int, help="signatures to include (default 25)")
-    context.add_argument("--candidate-limit", type=_positive_int, help="search candidates (default 100)")
-    context.add_argument("--ranked-cap", type=_positive_int, help="ranked items considered (default 50)")
+    context.add_argument(
+        "--max-summaries",
+        type=_non_negative_int,
+        help="signatures to include (default: chosen from the budget, 25 at 4,000 tokens)",
+    )
+    context.add_argument(
+        "--candidate-limit",
+        type=_positive_int,
+        help="search candidates (default: 100, or one per 80 tokens of a larger budget)",
+    )
+    context.add_argument(
+        "--ranked-cap",
+        type=_positive_int,
+        help="ranked items considered (default: chosen from the budget, 50 at 4,000 tokens)",
+    )
     context.add_argument(
         "--hop-depth", type=_non_negative_int, help="graph hops from the matches (default 1, max 3)"
     )

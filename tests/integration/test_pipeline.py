@@ -135,7 +135,7 @@ def test_same_request_same_bytes(store: IndexStore, workspace: Path, counter: To
 def test_small_budget_cuts_a_body_at_a_line_boundary(
     store: IndexStore, workspace: Path, counter: TokenCounter
 ) -> None:
-    pack = run(store, workspace, counter, RANKING_QUERIES["discount"], budget_tokens=260, max_summaries=0)
+    pack = run(store, workspace, counter, RANKING_QUERIES["discount"], budget_tokens=260, max_bodies=5)
     assert pack.tokens_used <= 260
     assert pack.trimmed
 

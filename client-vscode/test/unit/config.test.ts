@@ -73,13 +73,16 @@ describe("package.json settings", () => {
   // The server's own defaults and limits (server/smartctx/core/context.py ContextOptions).
   it.each([
     ["budgetTokens", 8000, 1, 1_000_000],
-    ["maxBodies", 5, 0, 200],
-    ["maxSummaries", 25, 0, 1000],
+    ["maxBodies", null, 0, 200],
+    ["maxSummaries", null, 0, 1000],
     ["hopDepth", 1, 0, 3],
     ["bufferDebounceMs", 150, 0, 10_000],
-  ])("smartctx.%s defaults to %d within %d..%d, as the server", (name, value, minimum, maximum) => {
-    expect(properties[`smartctx.${name}`]).toMatchObject({ default: value, minimum, maximum });
-  });
+  ])(
+    "smartctx.%s defaults to %s within %d..%d, as the server (null: chosen from the budget)",
+    (name, value, minimum, maximum) => {
+      expect(properties[`smartctx.${name}`]).toMatchObject({ default: value, minimum, maximum });
+    },
+  );
 });
 
 describe("launchSettings", () => {

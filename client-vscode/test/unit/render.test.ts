@@ -123,6 +123,37 @@ describe("renderPanel", () => {
   });
 });
 
+describe("the file map", () => {
+  const entry = {
+    filePath: "shop/<refunds>.py",
+    score: 0.8,
+    reason: "its text matches the task",
+    symbols: [{ kind: "function", qualifiedName: "refund_all", startLine: 12, endLine: 30 }],
+    tokens: 20,
+  };
+  const mapped = view({ ...pack, fileMap: [...pack.fileMap, entry] });
+  const index = pack.fileMap.length;
+
+  it("lists each further file and its definitions as links, escaped", () => {
+    const shown = renderPanel(mapped, RESOURCES);
+    expect(citations(shown)).toContain(`fileMap:${index} shop/&lt;refunds&gt;.py`);
+    expect(citations(shown)).toContain(`fileMap:${index}:0 refund_all:12`);
+    expect(shown).toContain("its text matches the task");
+    expect(shown).not.toContain("<refunds>");
+  });
+
+  it("opens the file at its first line, and a definition at its lines", () => {
+    expect(citedItem(mapped, `fileMap:${index}`)).toEqual({
+      filePath: entry.filePath,
+      startLine: 1,
+      endLine: 1,
+      workspaceFolder: undefined,
+    });
+    expect(citedItem(mapped, `fileMap:${index}:0`)).toMatchObject({ startLine: 12, endLine: 30 });
+    expect(citedItem(mapped, `fileMap:${index}:5`)).toBeUndefined();
+  });
+});
+
 describe("the symbol of a hover link", () => {
   const body = pack.bodies[0];
   if (!body) throw new Error("the fixture pack has a body");

@@ -18,19 +18,32 @@ MAX_HOP_DEPTH = 3
 MAX_IMPACT_DEPTH = 5
 
 
+# Options that, left unset, are chosen from the budget rather than fixed.
+_CHOSEN_FROM_BUDGET = frozenset({"max_bodies", "max_summaries", "ranked_cap", "candidate_limit"})
+# Search candidates when the caller does not say: the design's 100, and one per this many tokens of
+# a larger budget, so a 32k pack is not made of an 8k pack's material.
+DEFAULT_CANDIDATE_LIMIT = 100
+TOKENS_PER_CANDIDATE = 80
+
+
 class InvalidRequestError(ValueError):
     """A request a person must fix; the message names the field and the allowed values."""
 
 
 @dataclass(frozen=True)
 class ContextOptions:
-    """Every knob of ``build_context`` with its default. Zero or missing means the default."""
+    """Every knob of ``build_context`` with its default. Zero or missing means the default.
+
+    ``max_bodies``, ``max_summaries``, ``ranked_cap`` and ``candidate_limit`` default to None: they are
+    then chosen from the budget (design.md's 5 bodies, 25 summaries, 50 ranked and 100 candidates at
+    about 4k to 8k tokens, more as the budget grows). A value the caller sets always wins.
+    """
 
     budget_tokens: int = 8000
-    max_bodies: int = 5
-    max_summaries: int = 25
-    candidate_limit: int = 100
-    ranked_cap: int = 50
+    max_bodies: int | None = None
+    max_summaries: int | None = None
+    candidate_limit: int | None = None
+    ranked_cap: int | None = None
     hop_depth: int = 1
     hop_frontier_cap: int = 200
     include_blobs: bool = True
@@ -55,6 +68,8 @@ class ContextOptions:
         }
         for name, (low, high) in limits.items():
             value = getattr(self, name)
+            if value is None and name in _CHOSEN_FROM_BUDGET:
+                continue
             if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= high:
                 raise InvalidRequestError(
                     f"{_camel(name)} must be a whole number from {low} to {high}, got {value!r}"
@@ -73,6 +88,12 @@ class ContextOptions:
             raise InvalidRequestError(
                 f"tokenizer must be one of {', '.join(TOKENIZERS)}, got {self.tokenizer!r}"
             )
+
+    def candidates(self) -> int:
+        """The search candidates to rank: the caller's limit, or the budget's."""
+        if self.candidate_limit is not None:
+            return self.candidate_limit
+        return max(DEFAULT_CANDIDATE_LIMIT, self.budget_tokens // TOKENS_PER_CANDIDATE)
 
     def cutoff_time(self) -> datetime | None:
         """``pr_cutoff`` as an aware time (a bare date means the end of that day, UTC)."""
@@ -202,6 +223,33 @@ class SummaryItem:
 
 
 @dataclass(frozen=True)
+class FileMapSymbol:
+    """A definition named on a file-map line, with the lines it spans (1-based, inclusive)."""
+
+    kind: str
+    qualified_name: str
+    start_line: int
+    end_line: int
+
+
+@dataclass(frozen=True)
+class FileMapEntry:
+    """One line of the pack's file map: a further likely file, why it ranks, its top definitions.
+
+    The map lists files that no body or summary of the pack comes from, so breadth costs one line
+    per file. ``tokens`` is what the line costs in the pack text.
+    """
+
+    file_path: str
+    score: float
+    reason: str
+    symbols: tuple[FileMapSymbol, ...]
+    tokens: int
+    # The workspace folder ``file_path`` is relative to; set only when a pack spans several folders.
+    workspace_folder: str | None = None
+
+
+@dataclass(frozen=True)
 class SubgraphEdge:
     source: str
     target: str
@@ -236,6 +284,8 @@ class ContextPack:
     text: str
     # What depends on the highest-scoring body; only with includeImpact.
     impact: ImpactSection | None = None
+    # Further likely files, one line each, after the summaries.
+    file_map: tuple[FileMapEntry, ...] = ()
 
 
 class NodeChangedError(Exception):

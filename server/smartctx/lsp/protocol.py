@@ -287,6 +287,30 @@ class WireSummary(_WireSummary, total=False):
     workspaceFolder: str
 
 
+class WireFileMapSymbol(TypedDict):
+    kind: str
+    qualifiedName: str
+    startLine: int
+    endLine: int
+
+
+class _WireFileMapEntry(TypedDict):
+    """One line of the pack's file map: a further likely file that no body or summary comes from."""
+
+    filePath: str
+    score: float
+    # Why it ranks, in a few words (as in the pack text).
+    reason: str
+    # Its best-ranked definitions (or its most central ones), each with its lines (1-based, inclusive).
+    symbols: list[WireFileMapSymbol]
+    # What the line costs in the pack text.
+    tokens: int
+
+
+class WireFileMapEntry(_WireFileMapEntry, total=False):
+    workspaceFolder: str
+
+
 # "from" is a Python keyword, so this TypedDict is declared by call.
 WireSubgraphEdge = TypedDict("WireSubgraphEdge", {"from": str, "to": str, "kind": str})
 
@@ -325,6 +349,8 @@ class _WireContextPack(TypedDict):
     taskDescription: str
     bodies: list[WireBody]
     summaries: list[WireSummary]
+    # Further likely files, one line each (when the budget has room after the summaries).
+    fileMap: list[WireFileMapEntry]
     subgraph: WireSubgraph
     tokensUsed: int
     budgetTokens: int

@@ -64,14 +64,18 @@ CONTEXT_INPUT_SCHEMA: dict[str, Any] = {
             "type": "integer",
             "minimum": 0,
             "maximum": 200,
-            "description": f"Definitions to include in full (default {_DEFAULTS.max_bodies}).",
+            "description": (
+                "Definitions to include in full (default: as many as the budget holds while they"
+                " score close to the best; 5 at 4,000 tokens)."
+            ),
         },
         "maxSummaries": {
             "type": "integer",
             "minimum": 0,
             "maximum": 1000,
             "description": (
-                f"Further definitions to list by signature and doc (default {_DEFAULTS.max_summaries})."
+                "Further definitions to list by signature and doc (default: chosen from the budget;"
+                " 25 at 4,000 tokens). After them, further likely files are listed one line each."
             ),
         },
         "hopDepth": {
@@ -155,6 +159,14 @@ PACK_OUTPUT_SCHEMA: dict[str, Any] = {
         "taskDescription": {"type": "string"},
         "bodies": {"type": "array", "items": _CITED_ITEM},
         "summaries": {"type": "array", "items": _CITED_ITEM},
+        "fileMap": {
+            "type": "array",
+            "items": {
+                "type": "object",
+                "properties": {"filePath": {"type": "string"}},
+                "required": ["filePath"],
+            },
+        },
         "tokensUsed": {"type": "integer"},
         "budgetTokens": {"type": "integer"},
         "notFound": {"type": "boolean"},

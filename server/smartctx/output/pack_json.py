@@ -58,6 +58,27 @@ def pack_to_wire(pack: ContextPack) -> dict[str, Any]:
             )
             for summary in pack.summaries
         ],
+        "fileMap": [
+            _with_folder(
+                {
+                    "filePath": entry.file_path,
+                    "score": entry.score,
+                    "reason": entry.reason,
+                    "symbols": [
+                        {
+                            "kind": symbol.kind,
+                            "qualifiedName": symbol.qualified_name,
+                            "startLine": symbol.start_line,
+                            "endLine": symbol.end_line,
+                        }
+                        for symbol in entry.symbols
+                    ],
+                    "tokens": entry.tokens,
+                },
+                entry.workspace_folder,
+            )
+            for entry in pack.file_map
+        ],
         "subgraph": {
             "nodes": list(pack.subgraph_nodes),
             "edges": [{"from": e.source, "to": e.target, "kind": e.kind} for e in pack.subgraph_edges],

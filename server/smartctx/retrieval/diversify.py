@@ -1,7 +1,11 @@
-"""Stage 4: choose which ranked items become bodies and which summaries.
+"""Stage 4: choose which ranked items become bodies and which summaries, and which further files
+the file map lists.
 
 The ranked list is capped; no single file may take every body slot; a symbol the task names
 verbatim gets a body slot even when it ranks lower; an item inside a chosen body is not repeated.
+Limits the caller leaves unset are chosen from the budget (``limits_for``): design.md's 5 bodies and
+25 summaries at about 4k tokens, proportionally more above, bodies only while their score stays
+near the best one's; the pack stage then fills the budget in that order and ends with the file map.
 """
 
 from __future__ import annotations
@@ -11,8 +15,27 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from heapq import heapify, heappop, heappush
 
+from smartctx.core.context import ContextOptions
 from smartctx.core.model import SymbolKind
+from smartctx.retrieval.files import RankedFile
 from smartctx.retrieval.score import ScoredNode
+
+# The limits a caller leaves unset, as design.md sets them for a budget of about 4k tokens. Above
+# it they grow faster than the budget (up to twice as fast), so that they are bounds and the
+# budget's shares (pack.py) decide: packs of small definitions would otherwise stop at the counts
+# with half their budget unused.
+REFERENCE_BUDGET_TOKENS = 4000
+DEFAULT_BODIES = 5
+DEFAULT_SUMMARIES = 25
+DEFAULT_RANKED_CAP = 50
+MAX_LIMIT_GROWTH = 2.0
+# Further files the file map may list per 1,000 tokens of budget (a line costs about 30 tokens).
+FILE_MAP_FILES_PER_1K_TOKENS = 10
+# Bodies chosen from the budget: the design's first 5 always, then more only while they score at
+# least this share of the 5th (the best body's score is no yardstick: a stack frame or a named
+# symbol lifts it far above the rest). Past that, a signature says what a body would, for a tenth
+# of the tokens.
+BODY_SCORE_FLOOR = 0.5
 
 # The file that matches best usually holds the fix, often in its third-best definition; the cap is
 # always one below maxBodies, so another file keeps at least one body slot.
@@ -37,19 +60,54 @@ SAME_FILE_SUMMARY_DECAY = 0.6
 
 
 @dataclass(frozen=True)
+class Limits:
+    ranked_cap: int
+    max_bodies: int
+    max_summaries: int
+    max_files: int
+    # Bodies after the design's default count must score at least this share of the last of those
+    # (0 when the caller set maxBodies).
+    body_score_floor: float
+
+
+def limits_for(options: ContextOptions) -> Limits:
+    """The caller's limits, and for each one left unset, the budget's."""
+    budget_share = options.budget_tokens / REFERENCE_BUDGET_TOKENS
+    scale = budget_share * min(max(budget_share, 1.0), MAX_LIMIT_GROWTH)
+    bodies = options.max_bodies if options.max_bodies is not None else max(1, round(DEFAULT_BODIES * scale))
+    summaries = (
+        options.max_summaries if options.max_summaries is not None else round(DEFAULT_SUMMARIES * scale)
+    )
+    ranked_cap = (
+        options.ranked_cap
+        if options.ranked_cap is not None
+        else max(DEFAULT_RANKED_CAP, round(DEFAULT_RANKED_CAP * scale))
+    )
+    return Limits(
+        ranked_cap=ranked_cap,
+        max_bodies=bodies,
+        max_summaries=summaries,
+        max_files=options.budget_tokens * FILE_MAP_FILES_PER_1K_TOKENS // 1000,
+        body_score_floor=BODY_SCORE_FLOOR if options.max_bodies is None else 0.0,
+    )
+
+
+@dataclass(frozen=True)
 class Selection:
     bodies: tuple[ScoredNode, ...]
     summaries: tuple[ScoredNode, ...]
+    # Further likely files that no body or summary comes from, best first.
+    files: tuple[RankedFile, ...] = ()
 
 
 def diversify(
     ranked: Sequence[ScoredNode],
-    ranked_cap: int,
-    max_bodies: int,
-    max_summaries: int,
+    files: Sequence[RankedFile],
+    limits: Limits,
     named: frozenset[int],
 ) -> Selection:
-    capped = list(ranked[:ranked_cap])
+    max_bodies, max_summaries = limits.max_bodies, limits.max_summaries
+    capped = list(ranked[: limits.ranked_cap])
     best_named = next((item for item in ranked if item.node.id in named and _body_worthy(item)), None)
     if best_named is not None and best_named not in capped:
         capped.append(best_named)
@@ -64,8 +122,9 @@ def diversify(
 
     if best_named is not None and max_bodies > 0:
         take_body(best_named)
+    floor = 0.0
     for item in capped:
-        if len(bodies) >= max_bodies:
+        if len(bodies) >= max_bodies or item.score < floor:
             break
         same_file = bodies_in[item.node.path]
         if len(same_file) >= per_file_cap or not _body_worthy(item):
@@ -74,6 +133,8 @@ def diversify(
         if any(_overlaps(item, body) for body in same_file):
             continue
         take_body(item)
+        if len(bodies) == DEFAULT_BODIES:
+            floor = limits.body_score_floor * item.score
     bodies.sort(key=lambda item: (-item.score, item.node.id))
     # Inside a body includes being that body. A second definition of a name already summarised
     # (a property's setter, an overload) would repeat its signature, so it gives way to the next.
@@ -99,7 +160,9 @@ def diversify(
         summaries.append(chosen)
         shown[chosen.node.path] += 1
     summaries.sort(key=lambda item: (-item.score, item.node.id))
-    return Selection(tuple(bodies), tuple(summaries))
+    shown_files = {item.node.path for item in (*bodies, *summaries)}
+    further = tuple(file for file in files if file.path not in shown_files)[: limits.max_files]
+    return Selection(tuple(bodies), tuple(summaries), further)
 
 
 def _discounted(item: ScoredNode, shown: Counter[str]) -> float:

@@ -158,7 +158,11 @@ def focus_rank(snapshot: IndexSnapshot, focus: Focus) -> FocusRank:
     top_files = sorted(file_mass, key=lambda path: (-file_mass[path], path))[:FOCUS_CANDIDATE_FILES]
     definitions = [node_id for node_id in ranked if node_id in places and not places[node_id][1]]
     reached = snapshot.nodes(definitions[:FOCUS_CANDIDATES])
-    central = snapshot.top_definitions(top_files, CANDIDATES_PER_FOCUS_FILE)
+    central = [
+        node
+        for nodes in snapshot.top_definitions(top_files, CANDIDATES_PER_FOCUS_FILE).values()
+        for node in nodes
+    ]
     top_node = max((mass[node_id] for node_id in definitions), default=0.0) or 1.0
     top_file = max(file_mass.values(), default=0.0) or 1.0
     return FocusRank(

@@ -39,6 +39,7 @@ from smartctx.core.context import (
 from smartctx.core.history import FileSpans, HistoryAnswer, HistoryNote, ImpactSection, RecentChange
 from smartctx.core.tokens import TokenCounter
 from smartctx.retrieval.diversify import Selection
+from smartctx.retrieval.files import FILE_RANK_PARTS, RankedFile
 from smartctx.retrieval.history_lookup import impact_of
 from smartctx.retrieval.pack import citation
 from smartctx.retrieval.pipeline import (
@@ -49,7 +50,7 @@ from smartctx.retrieval.pipeline import (
     rank,
     select_and_pack,
 )
-from smartctx.retrieval.score import ScoredNode
+from smartctx.retrieval.score import KIND_PART, ScoredNode
 from smartctx.retrieval.sources import ChangeHistory, SourceReader
 from smartctx.store.snapshot import EdgeRow, IndexSnapshot, NodeRow
 
@@ -63,8 +64,6 @@ LEXICAL_PART = "bm25"
 FILE_PART = "file"
 # How much a folder's lexical parts were scaled down against the best-matching folder.
 FOLDER_LEXICAL_PART = "folderLexical"
-# score.py multiplies a test file's total by this part; a rescaled part is scaled by it too.
-TEST_FACTOR_PART = "testFactor"
 
 
 @dataclass(frozen=True)
@@ -95,11 +94,15 @@ def build_context_multi(
     options = request.options
     check_tokenizer(options, counter)
     stage = StageClock(should_cancel)
-    rankings = [rank(request.task, folder.snapshot, options, folder.focus, stage) for folder in folders]
+    rankings = [
+        rank(request.task, folder.snapshot, options, folder.focus, folder.sources, stage)
+        for folder in folders
+    ]
     renamed = [_Renamed(position, folder) for position, folder in enumerate(folders)]
     strongest = max((_top(ranking.found.lexical.values()) for ranking in rankings), default=0.0)
     strongest_file = max((_top(ranking.found.file_evidence.values()) for ranking in rankings), default=0.0)
     ranked: list[tuple[ScoredNode, int]] = []
+    files: list[tuple[RankedFile, int]] = []
     named: set[int] = set()
     nodes: list[NodeRow] = []
     edges: list[EdgeRow] = []
@@ -108,6 +111,9 @@ def build_context_multi(
         file = _share(_top(ranking.found.file_evidence.values()), strongest_file)
         ranked.extend(
             (_rescaled(folder.scored(item), lexical, file), folder.position) for item in ranking.ranked
+        )
+        files.extend(
+            (folder.ranked_file(ranked_file, lexical, file), folder.position) for ranked_file in ranking.files
         )
         named.update(folder.node_id(node) for node in ranking.found.named)
         nodes.extend(folder.node(node) for node in ranking.expansion.nodes.values())
@@ -124,9 +130,11 @@ def build_context_multi(
             entry[0].node.id,
         )
     )
+    files.sort(key=lambda entry: (-entry[0].score, entry[1], entry[0].path))
     stage("merge")
     candidates = Candidates(
         ranked=[item for item, _ in ranked],
+        files=[file for file, _ in files],
         named=frozenset(named),
         nodes=nodes,
         edges=edges,
@@ -168,6 +176,23 @@ class _Renamed:
     def scored(self, item: ScoredNode) -> ScoredNode:
         return ScoredNode(self.node(item.node), item.score, item.parts)
 
+    def ranked_file(self, file: RankedFile, lexical: float, text: float) -> RankedFile:
+        """The file under its prefixed path, its lexical parts on the strongest folder's scale."""
+        parts = dict(file.parts)
+        factor = file.score / sum(parts.get(name, 0.0) for name in FILE_RANK_PARTS) if file.score else 0.0
+        lost = 0.0
+        for name, share in (("text", text), ("definitions", lexical)):
+            if name in parts:
+                lost += parts[name] * (1.0 - share) * factor
+                parts[name] *= share
+        return replace(
+            file,
+            path=self._prefix + file.path,
+            score=file.score - lost,
+            parts=parts,
+            symbols=tuple(self.node(node) for node in file.symbols),
+        )
+
 
 def _check_names(folders: Sequence[FolderIndex]) -> None:
     names = [folder.name for folder in folders]
@@ -188,7 +213,7 @@ def _rescaled(item: ScoredNode, lexical: float, file: float) -> ScoredNode:
     if lexical == 1.0 and file == 1.0:
         return item
     parts = dict(item.parts)
-    factor = parts.get(TEST_FACTOR_PART, 1.0)
+    factor = parts.get(KIND_PART, 1.0)
     lost = 0.0
     for name, share in ((LEXICAL_PART, lexical), (FILE_PART, file)):
         if name in parts:
@@ -333,4 +358,12 @@ def _with_folders(pack: ContextPack, folders: Sequence[FolderIndex]) -> ContextP
         bodies=tuple(relative(item) for item in pack.bodies),
         summaries=tuple(relative(item) for item in pack.summaries),
         impact=impact,
+        file_map=tuple(
+            replace(
+                entry,
+                file_path=split_path(entry.file_path)[1],
+                workspace_folder=labels[split_path(entry.file_path)[0]],
+            )
+            for entry in pack.file_map
+        ),
     )

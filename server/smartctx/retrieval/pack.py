@@ -1,6 +1,9 @@
 """Stage 5: render the selection as text inside an exact token budget.
 
-Every emitted token (the header, each item's heading and fence, the code, the summaries) is counted
+The budget is filled in order: bodies (while shares of the budget stay kept for summaries and the
+file map), then summaries (while the file map's share stays kept), then the file map, one line per
+further likely file, to the end of the budget. Every emitted token (the header, each item's heading
+and fence, the code, the summaries, the map) is counted
 with the real tokenizer, and the budget is never exceeded. A body that does not fit is cut at a
 line boundary, or skipped with a ``body-skipped`` warning, and packing goes on with the next item:
 one large class never empties a pack. A summary too long for the whole budget is skipped with a
@@ -14,13 +17,14 @@ import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 
-from smartctx.core.context import BodyItem, SummaryItem, Warning
+from smartctx.core.context import BodyItem, FileMapEntry, FileMapSymbol, SummaryItem, Warning
 from smartctx.core.files import line_offsets, span_digest
 from smartctx.core.history import ImpactSection, RecentChange
 from smartctx.core.redact import redact
 from smartctx.core.tokens import TokenCounter
 from smartctx.retrieval.breadcrumbs import IMPACT_SHARE, MAX_HISTORY_SHARE_PER_BODY, fit_changes, fit_impact
 from smartctx.retrieval.diversify import Selection
+from smartctx.retrieval.files import RankedFile
 from smartctx.retrieval.score import ScoredNode
 from smartctx.retrieval.sources import SourceReader
 from smartctx.store.snapshot import NodeRow
@@ -33,12 +37,16 @@ MAX_BODY_SHARE = 0.4
 # Share of the budget kept for summaries while bodies are packed, when there are summaries: they
 # cover many more files per token than bodies do.
 SUMMARY_RESERVE_SHARE = 0.2
+# Share of the budget kept for the file map while bodies and summaries are packed, when there are
+# further files: one line per file is the cheapest breadth a pack can have.
+FILE_MAP_RESERVE_SHARE = 0.1
 MAX_TASK_CHARS_IN_HEADER = 300
 MAX_DOC_CHARS_IN_SUMMARY = 200
 
 _BACKTICK_RUN = re.compile(r"`+")
 _LANGUAGE_TAGS = {"csharp": "cs"}
 SUMMARIES_HEADING = "## Related definitions (signatures)\n\n"
+FILE_MAP_HEADING = "## Other likely files (why; top definitions with their first line)\n\n"
 
 
 @dataclass
@@ -50,6 +58,7 @@ class Packed:
     trimmed: bool
     warnings: list[Warning] = field(default_factory=list)
     impact: ImpactSection | None = None
+    file_map: list[FileMapEntry] = field(default_factory=list)
 
 
 def node_id(node: NodeRow) -> str:
@@ -103,9 +112,24 @@ def summary_line(item: ScoredNode) -> str:
     return line + "\n"
 
 
-def assemble(head: str, body_blocks: Sequence[str], summary_lines: Sequence[str], impact: str = "") -> str:
+def file_map_line(file: RankedFile) -> str:
+    symbols = ", ".join(f"`{node.qualified_name}`:{node.start_line}" for node in file.symbols)
+    line = f"- {file.path}"
+    if file.reason:
+        line += f" ({file.reason})"
+    return line + (f": {symbols}" if symbols else "") + "\n"
+
+
+def assemble(
+    head: str,
+    body_blocks: Sequence[str],
+    summary_lines: Sequence[str],
+    impact: str = "",
+    map_lines: Sequence[str] = (),
+) -> str:
     summaries = SUMMARIES_HEADING + "".join(summary_lines) if summary_lines else ""
-    return head + "".join(body_blocks) + impact + summaries
+    file_map = FILE_MAP_HEADING + "".join(map_lines) if map_lines else ""
+    return head + "".join(body_blocks) + impact + summaries + file_map
 
 
 def pack(
@@ -130,11 +154,14 @@ def pack(
     trimmed = False
     body_blocks: list[str] = []
     bodies: list[BodyItem] = []
+    map_reserve = int(budget_tokens * FILE_MAP_RESERVE_SHARE) if selection.files else 0
     reserve = int(budget_tokens * SUMMARY_RESERVE_SHARE) if selection.summaries else 0
     reserve += int(budget_tokens * IMPACT_SHARE) if impact is not None else 0
+    reserve += map_reserve
     body_cap = max(1, int(budget_tokens * MAX_BODY_SHARE))
+    files: dict[str, tuple[bytes, list[int]] | None] = {}
     for item in selection.bodies if include_blobs else ():
-        located = current_source(item.node, sources, warnings)
+        located = current_source(item.node, sources, warnings, files)
         if located is None:
             continue
         start, end, lines = located
@@ -195,7 +222,7 @@ def pack(
         for item in selection.summaries:
             line, _ = redact(summary_line(item))
             tokens = counter.count(line)
-            if used + tokens > budget_tokens:
+            if used + tokens > budget_tokens - map_reserve:
                 trimmed = True
                 if tokens > summary_room:
                     warnings.append(
@@ -209,12 +236,27 @@ def pack(
             used += tokens
             summary_lines.append(line)
             summaries.append(_summary_item(item, tokens))
-    text = assemble(head, body_blocks, summary_lines, impact_text)
+    map_lines: list[str] = []
+    file_map: list[FileMapEntry] = []
+    heading_tokens = counter.count(FILE_MAP_HEADING)
+    for file in selection.files:
+        line, _ = redact(file_map_line(file))
+        tokens = counter.count(line)
+        # The map is a tail of the pack: the budget ending it is not a trim.
+        if used + tokens + (0 if map_lines else heading_tokens) > budget_tokens:
+            break
+        used += tokens + (0 if map_lines else heading_tokens)
+        map_lines.append(line)
+        file_map.append(_file_map_entry(file, tokens))
+    text = assemble(head, body_blocks, summary_lines, impact_text, map_lines)
     total = counter.count(text)
     # Pieces counted apart can, rarely, tokenize to more when joined: drop items from the end until
     # the whole text fits, so the budget holds for the text as sent.
-    while total > budget_tokens and (summary_lines or impact_text or body_blocks):
-        if summary_lines:
+    while total > budget_tokens and (map_lines or summary_lines or impact_text or body_blocks):
+        if map_lines:
+            map_lines.pop()
+            file_map.pop()
+        elif summary_lines:
             summary_lines.pop()
             summaries.pop()
         elif impact_text:
@@ -222,21 +264,34 @@ def pack(
         else:
             body_blocks.pop()
             bodies.pop()
-        text = assemble(head, body_blocks, summary_lines, impact_text)
+        text = assemble(head, body_blocks, summary_lines, impact_text, map_lines)
         total = counter.count(text)
         trimmed = True
-    return Packed(text, bodies, summaries, total, trimmed, warnings, shown_impact)
+    return Packed(text, bodies, summaries, total, trimmed, warnings, shown_impact, file_map)
 
 
 def current_source(
-    node: NodeRow, sources: SourceReader, warnings: list[Warning]
+    node: NodeRow,
+    sources: SourceReader,
+    warnings: list[Warning],
+    files: dict[str, tuple[bytes, list[int]] | None] | None = None,
 ) -> tuple[int, int, list[str]] | None:
-    """The node's lines as they are now, relocated if the file changed since it was indexed."""
-    data = sources.read(node.path)
-    if data is None:
+    """The node's lines as they are now, relocated if the file changed since it was indexed.
+
+    ``files`` keeps each file read (and its line offsets) for the rest of one pack: a pack of a dozen
+    bodies often takes several from one large file, whose lines were otherwise counted each time.
+    """
+    if files is None or node.path not in files:
+        read = sources.read(node.path)
+        loaded = None if read is None else (read, line_offsets(read))
+        if files is not None:
+            files[node.path] = loaded
+    else:
+        loaded = files[node.path]
+    if loaded is None:
         warnings.append(Warning("source-unavailable", f"{node.path} cannot be read", node_id(node)))
         return None
-    offsets = line_offsets(data)
+    data, offsets = loaded
     start, end = node.start_line, node.end_line
     if end > len(offsets) - 1 or span_digest(data, offsets, start, end) != node.content_hash:
         span = sources.locate(node.path, node.kind.value, node.qualified_name)
@@ -299,6 +354,19 @@ def _body_item(
         source=text,
         tokens=tokens,
         recent_prs=recent_prs,
+    )
+
+
+def _file_map_entry(file: RankedFile, tokens: int) -> FileMapEntry:
+    return FileMapEntry(
+        file_path=file.path,
+        score=round(file.score, 6),
+        reason=file.reason,
+        symbols=tuple(
+            FileMapSymbol(node.kind.value, node.qualified_name, node.start_line, node.end_line)
+            for node in file.symbols
+        ),
+        tokens=tokens,
     )
 
 

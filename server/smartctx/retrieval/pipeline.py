@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from smartctx.core.context import (
     ContextOptions,
@@ -26,8 +26,10 @@ from smartctx.core.history import ImpactSection, RecentChange
 from smartctx.core.model import SymbolKind
 from smartctx.core.tokens import TokenCounter
 from smartctx.retrieval.cite import cite
-from smartctx.retrieval.diversify import Selection, diversify
+from smartctx.retrieval.diversify import Selection, diversify, limits_for
 from smartctx.retrieval.expand import Expansion, expand
+from smartctx.retrieval.file_kinds import file_kinds, read_attributes
+from smartctx.retrieval.files import SYMBOLS_PER_FILE, RankedFile, rank_files
 from smartctx.retrieval.focus import focus_rank
 from smartctx.retrieval.history_lookup import impact_of, recent_changes
 from smartctx.retrieval.pack import node_id, pack
@@ -38,6 +40,12 @@ from smartctx.retrieval.sources import ChangeHistory, SourceReader
 from smartctx.store.snapshot import EdgeRow, IndexSnapshot, NodeRow
 
 MAX_TASK_CHARS = 100_000
+# Files whose folders are searched for ``.gitattributes`` linguist marks (besides the root's): the
+# best whole-text matches, which are the files a mark could move.
+FILES_CHECKED_FOR_ATTRIBUTES = 40
+# Ranked files that get their most central definitions looked up when none of theirs ranked: the
+# first ones, which an 8k pack's map reaches (the lookup is one query, its cost grows with them).
+FILES_GIVEN_SYMBOLS = 60
 
 
 class CancelledError(Exception):
@@ -46,11 +54,13 @@ class CancelledError(Exception):
 
 @dataclass(frozen=True)
 class Ranking:
-    """The first three stages' answer: every reachable candidate scored, best first."""
+    """The first three stages' answer: every reachable candidate scored, best first, and the files
+    they and the whole-file search point at, best first."""
 
     found: SearchResult
     expansion: Expansion
     ranked: list[ScoredNode]
+    files: list[RankedFile]
 
 
 def rank(
@@ -58,11 +68,13 @@ def rank(
     snapshot: IndexSnapshot,
     options: ContextOptions,
     focus: Focus,
+    sources: SourceReader,
     stage: Callable[[str], None] = lambda name: None,
 ) -> Ranking:
-    """Search, expand and score; ``stage`` is called after each (timing, cancellation)."""
+    """Search, expand and score; ``stage`` is called after each (timing, cancellation). ``sources``
+    gives the ``.gitattributes`` files whose linguist marks say which files are vendored."""
     task = parse_task(task_text[:MAX_TASK_CHARS])
-    found = search(snapshot, task, options.candidate_limit)
+    found = search(snapshot, task, options.candidates())
     stage("search")
     strongest = max(found.lexical.values(), default=1.0)
     seeds = dict(found.lexical)
@@ -75,9 +87,27 @@ def rank(
     walked = focus_rank(snapshot, focus)
     expansion = walked.with_candidates(expansion)
     stage("focus")
-    ranked = score(found, expansion, walked, tests_wanted=task.mentions_tests)
+    best_matches = sorted(found.file_evidence, key=lambda path: (-found.file_evidence[path], path))
+    attributes = read_attributes(sources.read, best_matches[:FILES_CHECKED_FOR_ATTRIBUTES])
+    kinds = file_kinds(
+        {node.path for node in expansion.nodes.values()} | set(found.file_evidence), attributes
+    )
+    ranked = score(found, expansion, walked, kinds, tests_wanted=task.mentions_tests)
+    files = rank_files(ranked, found.file_evidence, kinds, task.mentions_tests)
     stage("score")
-    return Ranking(found, expansion, ranked)
+    return Ranking(found, expansion, ranked, _with_symbols(snapshot, files))
+
+
+def _with_symbols(snapshot: IndexSnapshot, files: list[RankedFile]) -> list[RankedFile]:
+    """The ranked files, those among the first ``FILES_GIVEN_SYMBOLS`` with no ranked definition
+    given their most central ones."""
+    bare = [file.path for file in files[:FILES_GIVEN_SYMBOLS] if not file.symbols]
+    if not bare:
+        return files
+    central = snapshot.top_definitions(bare, SYMBOLS_PER_FILE)
+    return [
+        replace(file, symbols=tuple(central[file.path])) if file.path in central else file for file in files
+    ]
 
 
 class StageClock:
@@ -108,6 +138,7 @@ class Candidates:
     """
 
     ranked: Sequence[ScoredNode]
+    files: Sequence[RankedFile]
     named: frozenset[int]
     nodes: Iterable[NodeRow]
     edges: Iterable[EdgeRow]
@@ -131,9 +162,10 @@ def build_context(
     options = request.options
     check_tokenizer(options, counter)
     stage = StageClock(should_cancel)
-    ranking = rank(request.task, snapshot, options, request.focus, stage)
+    ranking = rank(request.task, snapshot, options, request.focus, sources, stage)
     candidates = Candidates(
         ranked=ranking.ranked,
+        files=ranking.files,
         named=ranking.found.named,
         nodes=ranking.expansion.nodes.values(),
         edges=ranking.expansion.edges,
@@ -164,9 +196,7 @@ def select_and_pack(
     """Diversify → [history, impact] → pack → cite over ranked candidates, within one budget."""
     options = request.options
     ranked = candidates.ranked
-    selection = diversify(
-        ranked, options.ranked_cap, options.max_bodies, options.max_summaries, candidates.named
-    )
+    selection = diversify(ranked, candidates.files, limits_for(options), candidates.named)
     stage("diversify")
     sources, history = candidates.sources, candidates.history
     changes: dict[str, tuple[RecentChange, ...]] = {}
@@ -227,4 +257,5 @@ def select_and_pack(
         warnings=tuple(warnings),
         text=packed.text,
         impact=packed.impact,
+        file_map=tuple(packed.file_map),
     )

@@ -12,6 +12,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
 from smartctx.core.identifiers import split_identifier, whole_word
+from smartctx.retrieval.file_kinds import is_test_path
 
 # How much more a word counts by where it appeared. A plain prose word is 1.
 IDENTIFIER_WEIGHT = 3
@@ -21,8 +22,9 @@ FILE_PATH_WEIGHT = 2
 SPLIT_PART_WEIGHT = 1
 # Words longer than this are data (hashes, base64), not names.
 MAX_WORD_CHARS = 60
-# Bounds that keep a 20k-character log from turning into a 5k-term query.
-MAX_TERMS = 64
+# Bounds that keep a 20k-character log from turning into a 5k-term query. The parser keeps more
+# words than a query may have; search chooses among them by how rare each is in the index.
+MAX_PARSED_WORDS = 128
 MAX_NAMED = 64
 
 STOPWORDS = frozenset(
@@ -206,7 +208,14 @@ _FRAME_GENERIC = re.compile(r"([\w./\\-]{1,300}\.[A-Za-z]{1,5}):(\d{1,7})(?::\d+
 _SOURCE_SUFFIXES = "py|pyi|js|jsx|mjs|ts|tsx|go|rs|java|c|h|cc|cpp|hpp|cs|rb|php|kt|scala|sh|lua"
 _FILE_PATH = re.compile(rf"(?<![\w/.])((?:[\w.-]+/)*[\w-]+\.(?:{_SOURCE_SUFFIXES}))\b")
 _DOTTED = re.compile(r"\b([A-Za-z_]\w*(?:\.[A-Za-z_]\w*)+)\b")
-_TEST_WORD = re.compile(r"\b(?:tests?|unit ?tests?|test ?cases?)\b", re.IGNORECASE)
+# "add a test", "write unit tests", "flaky tests", "the test suite": a task about tests.
+_TESTS_WANTED = re.compile(
+    r"\b(?:write|writing|add|adding|create|update|fix|fixing|improve|extend|missing|more|new|flaky)\s+"
+    r"(?:(?:a|an|the|some|unit|integration|regression|end-to-end|e2e)\s+){0,3}(?:unit ?)?tests?\b"
+    r"|\btest (?:coverage|suite)\b",
+    re.IGNORECASE,
+)
+_STARTS_WITH_TESTS = re.compile(r"\s*(?:the\s+)?(?:unit ?)?tests?\b", re.IGNORECASE)
 _CODE_SPAN = re.compile(r"`([^`\n]{1,400})`")
 _CODE_BLOCK = re.compile(r"```[^\n]*\n(.*?)(?:```|\Z)", re.DOTALL)
 _IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
@@ -228,6 +237,9 @@ class ParsedTask:
     file_paths: tuple[str, ...]
     frames: tuple[Frame, ...]
     mentions_tests: bool = field(default=False)
+    # Words that only ever appeared as plain prose (never in a name, code or a path): the ones an
+    # inflection of ("registering") may stand for another form in the code ("register").
+    prose: frozenset[str] = field(default_factory=frozenset)
 
 
 def _looks_like_identifier(word: str) -> bool:
@@ -237,27 +249,17 @@ def _looks_like_identifier(word: str) -> bool:
     return any(ch.isupper() for ch in word[1:]) or (word.isupper() and len(word) > 1)
 
 
-def is_test_path(path: str) -> bool:
-    """Whether a workspace-relative path is test code, by the folder and file names test runners use."""
-    parts = path.lower().split("/")
-    name = parts[-1]
-    return (
-        any(part in {"test", "tests", "testing", "__tests__", "spec", "specs"} for part in parts[:-1])
-        or name.startswith("test_")
-        or name.rsplit(".", 1)[0].endswith(("_test", "_tests", ".test", ".spec", "_spec"))
-        or name == "conftest.py"
-    )
+def _about_tests(text: str, file_paths: Sequence[str]) -> bool:
+    """Whether the task is about tests: it asks for tests to be written, fixed or extended, starts
+    with "test(s)", or names a test file.
 
-
-def _about_tests(text: str, identifiers: Sequence[str], file_paths: Sequence[str]) -> bool:
-    """Whether the task is about tests: it says "test(s)" as a word, or names a test or a test file.
-
-    Words that merely contain "test" ("untested", "latest", "pytest") do not count: a bug report for
-    pytest itself is still about pytest's code, not its tests.
+    Saying "test" in passing ("in my test the total is wrong", "This is a test") is not enough, and
+    neither is naming a ``test_…`` function: bug reports quote the test that shows the bug, and
+    their fix is in the code. Words that merely contain "test" ("untested", "pytest") never count.
     """
     return (
-        _TEST_WORD.search(text) is not None
-        or any(name.lower().startswith("test_") for name in identifiers)
+        _TESTS_WANTED.search(text) is not None
+        or _STARTS_WITH_TESTS.match(text) is not None
         or any(is_test_path(path) for path in file_paths)
     )
 
@@ -265,6 +267,8 @@ def _about_tests(text: str, identifiers: Sequence[str], file_paths: Sequence[str
 def parse_task(text: str) -> ParsedTask:
     """Extract weighted words and the exact names, files and frames the task mentions."""
     words: dict[str, int] = {}
+    prose: set[str] = set()
+    named_words: set[str] = set()
 
     def add(word: str, weight: int) -> None:
         lowered = word.lower().strip("_")
@@ -276,7 +280,9 @@ def parse_task(text: str) -> ParsedTask:
 
     def add_identifier(identifier: str, weight: int) -> None:
         add(whole_word(identifier), weight)
+        named_words.add(whole_word(identifier))
         for part in split_identifier(identifier):
+            named_words.add(part)
             add(part, SPLIT_PART_WEIGHT if len(split_identifier(identifier)) > 1 else weight)
 
     frames = tuple(
@@ -295,6 +301,7 @@ def parse_task(text: str) -> ParsedTask:
             add_identifier(word, IDENTIFIER_WEIGHT)
         else:
             add(word, 1)
+            prose.add(word.lower())
     for word in _IDENTIFIER.findall(code_text):
         identifiers.append(word)
         add_identifier(word, CODE_SPAN_WEIGHT)
@@ -305,14 +312,16 @@ def parse_task(text: str) -> ParsedTask:
     for path in file_paths:
         for component in re.split(r"[/.]", path.rsplit(".", 1)[0]):
             add_identifier(component, FILE_PATH_WEIGHT)
-    strongest = sorted(words.items(), key=lambda item: (-item[1], item[0]))[:MAX_TERMS]
+    # The strongest first, then in the order the task says them; search weighs them by rarity.
+    strongest = dict(sorted(words.items(), key=lambda item: -item[1])[:MAX_PARSED_WORDS])
     return ParsedTask(
-        words=dict(strongest),
+        words=strongest,
         identifiers=_unique(identifiers)[:MAX_NAMED],
         dotted_names=dotted[:MAX_NAMED],
         file_paths=file_paths[:MAX_NAMED],
         frames=frames[:MAX_NAMED],
-        mentions_tests=_about_tests(text, identifiers, file_paths),
+        mentions_tests=_about_tests(text, file_paths),
+        prose=frozenset(word for word in prose if word in strongest and word not in named_words),
     )
 
 

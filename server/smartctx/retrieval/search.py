@@ -11,7 +11,9 @@ from collections import defaultdict
 from dataclasses import dataclass
 
 from smartctx.core.model import SymbolKind
-from smartctx.retrieval.query import ParsedTask, is_test_path
+from smartctx.retrieval.file_kinds import is_test_path
+from smartctx.retrieval.query import ParsedTask
+from smartctx.retrieval.terms import query_terms
 from smartctx.store.snapshot import IndexSnapshot, NodeRow
 
 # Symbol hits read: the candidates, plus a reserve from which the best files add their own.
@@ -40,8 +42,9 @@ class SearchResult:
 
 
 def search(snapshot: IndexSnapshot, task: ParsedTask, candidate_limit: int) -> SearchResult:
-    hits = snapshot.search(task.words, max(SYMBOL_HITS, candidate_limit))
-    file_evidence = dict(snapshot.search_files(task.words, FILE_HITS))
+    terms = query_terms(snapshot, task)
+    hits = snapshot.search(terms.weights, max(SYMBOL_HITS, candidate_limit))
+    file_evidence = dict(snapshot.search_files(terms.file_weights, FILE_HITS))
     # The best-matching files also contribute their best-matching definitions as candidates, so a
     # file that ranks high as a whole is never represented by nothing. Test files match a bug
     # report's words as well as the code does (they reproduce it); unless the task is about tests,
@@ -69,6 +72,8 @@ def search(snapshot: IndexSnapshot, task: ParsedTask, candidate_limit: int) -> S
     dotted_parts = [dotted.rpartition(".") for dotted in task.dotted_names]
     by_name = snapshot.nodes_with_names([*task.identifiers, *(name for _, _, name in dotted_parts)])
     for identifier in task.identifiers:
+        if identifier.lower() in terms.common_words:
+            continue
         definitions = [n for n in by_name.get(identifier, []) if n.kind is not SymbolKind.MODULE]
         if 0 < len(definitions) <= MAX_DEFINITIONS_PER_NAMED:
             named.update(n.id for n in definitions)

@@ -17,8 +17,12 @@ from smartctx.core.model import SymbolKind
 from smartctx.store.database import connect
 
 _SEARCH_TERM = re.compile(r"[a-z0-9]+")
-# A term in more than this share of rows is too common to rank with (design.md §7 measured 0.5 to 2 %).
+# A term in more than this share of rows is too common to rank with (design.md §7 measured 0.5 to 2 %),
+# unless it is in no more than MIN_COMMON_DOCUMENTS rows. The cut-off is for query time on large
+# indexes; in a workspace of a few thousand definitions 2 % is a few dozen rows, and a word in 60 of
+# 2,000 ("less" in bat's ``LessOpen``) still says which code is meant.
 MAX_TERM_DOCUMENT_SHARE = 0.02
+MIN_COMMON_DOCUMENTS = 200
 
 
 @dataclass(frozen=True, slots=True)
@@ -144,6 +148,7 @@ class IndexSnapshot:
         self._rows: int | None = None
         self._paths_by_name: dict[str, list[str]] | None = None
         self._queries: dict[tuple[tuple[str, int], ...], str | None] = {}
+        self._counts: dict[tuple[str, int], int] = {}
         self._db.execute("BEGIN")
         # The first read fixes the snapshot; later writes by the indexer stay invisible to it.
         self._db.execute("SELECT count(*) FROM meta").fetchone()
@@ -316,23 +321,6 @@ class IndexSnapshot:
             )
         return found
 
-    def top_definitions(self, paths: Sequence[str], per_file: int) -> list[NodeRow]:
-        """The ``per_file`` definitions of each file in ``paths`` with the highest PageRank."""
-        if not paths:
-            return []
-        marks = ",".join("?" * len(paths))
-        return [
-            _node(row)
-            for row in self._db.execute(
-                f"SELECT {_NODE_COLUMNS} FROM {_NODE_FROM} JOIN (SELECT m.id AS chosen, row_number()"
-                " OVER (PARTITION BY m.file_id ORDER BY coalesce(r.pagerank, 0) DESC, m.id) AS place"
-                " FROM nodes m JOIN files g ON g.id = m.file_id LEFT JOIN scores r ON r.node_id = m.id"
-                f" WHERE g.path IN ({marks}) AND m.kind != 'module') ON n.id = chosen"
-                " WHERE place <= ? ORDER BY f.path, place",
-                (*paths, per_file),
-            )
-        ]
-
     def incoming_edges(self, node_ids: Sequence[int], limit: int) -> tuple[list[EdgeRow], bool]:
         """Edges other than containment into ``node_ids``, ordered by (target, source, kind), at
         most ``limit`` of them; the flag says whether that was all there are."""
@@ -384,21 +372,23 @@ class IndexSnapshot:
             )
         ]
 
-    def _match_query(self, weighted_terms: Mapping[str, int]) -> str | None:
+    def _match_query(self, weighted_terms: Mapping[str, int], keep_common: bool = False) -> str | None:
         """An FTS5 OR query of quoted plain words, each repeated by its weight; None if no term is
-        in the index. Memoised per snapshot, since a request searches symbols and files alike."""
-        key = tuple(sorted(weighted_terms.items()))
+        in the index. Memoised per snapshot, since a request searches symbols and files alike.
+        ``keep_common`` keeps the terms too common for the symbol index (see :meth:`search_files`)."""
+        key = (*sorted(weighted_terms.items()), ("", int(keep_common)))
         if key in self._queries:
             return self._queries[key]
         weights: dict[str, int] = {}
         for word, weight in weighted_terms.items():
             for term in _SEARCH_TERM.findall(word.lower()):
                 weights[term] = max(weights.get(term, 0), weight)
-        common_above = int(MAX_TERM_DOCUMENT_SHARE * max(1, self.row_count()))
+        common_above = self.common_cutoff()
         counts = self.document_counts(weights, common_above + 1)
         present = {term: weight for term, weight in weights.items() if counts.get(term)}
         common = {term for term in present if counts[term] > common_above}
-        chosen = {term: weight for term, weight in present.items() if term not in common} or present
+        chosen = {term: weight for term, weight in present.items() if keep_common or term not in common}
+        chosen = chosen or present
         query = (
             " OR ".join(f'"{term}"' for term, weight in sorted(chosen.items()) for _ in range(weight)) or None
         )
@@ -406,9 +396,11 @@ class IndexSnapshot:
         return query
 
     def search_files(self, weighted_terms: Mapping[str, int], limit: int) -> list[tuple[str, float]]:
-        """Files by BM25 over their whole text (best first), with the same term handling as
-        :meth:`search`."""
-        query = self._match_query(weighted_terms)
+        """Files by BM25 over their whole text (best first). Terms too common for :meth:`search` are
+        kept if given: the caller decides when they are affordable (far fewer files than
+        definitions), and a commit message of everyday words ("merge if statements with the same
+        return value") has nothing else to go on."""
+        query = self._match_query(weighted_terms, keep_common=True)
         if query is None or limit <= 0:
             return []
         return [
@@ -427,13 +419,21 @@ class IndexSnapshot:
         a rare one; fts5vocab's exact counts read each term's whole posting list (2.5x slower here)."""
         counts: dict[str, int] = {}
         for term in sorted(set(terms)):
-            (count,) = self._db.execute(
-                "SELECT count(*) FROM (SELECT rowid FROM search WHERE search MATCH ? LIMIT ?)",
-                (f'"{term}"', at_most),
-            ).fetchone()
-            if count:
-                counts[term] = int(count)
+            # Memoised per snapshot: a request counts its terms to weigh them, then to query.
+            key = (term, at_most)
+            if key not in self._counts:
+                (count,) = self._db.execute(
+                    "SELECT count(*) FROM (SELECT rowid FROM search WHERE search MATCH ? LIMIT ?)",
+                    (f'"{term}"', at_most),
+                ).fetchone()
+                self._counts[key] = int(count)
+            if self._counts[key]:
+                counts[term] = self._counts[key]
         return counts
+
+    def common_cutoff(self) -> int:
+        """A term in more rows than this is too common to search for."""
+        return max(MIN_COMMON_DOCUMENTS, int(MAX_TERM_DOCUMENT_SHARE * self.row_count()))
 
     def row_count(self) -> int:
         if self._rows is None:
@@ -511,6 +511,25 @@ class IndexSnapshot:
             for path in self._paths_by_name.get(suffix.rpartition("/")[2], [])
             if path == suffix or path.endswith(tail)
         ]
+
+    def top_definitions(self, paths: Iterable[str], per_file: int) -> dict[str, list[NodeRow]]:
+        """The ``per_file`` most central definitions (by PageRank, then position) of each file."""
+        wanted = sorted(set(paths))
+        found: dict[str, list[NodeRow]] = {}
+        for start in range(0, len(wanted), _IDS_PER_QUERY):
+            chunk = wanted[start : start + _IDS_PER_QUERY]
+            marks = ",".join("?" * len(chunk))
+            for row in self._db.execute(
+                f"SELECT {_NODE_COLUMNS} FROM (SELECT n.id AS node_id, row_number() OVER ("
+                " PARTITION BY n.file_id ORDER BY coalesce(s.pagerank, 0) DESC, n.start_line, n.id) AS place"
+                f" FROM {_NODE_FROM} WHERE f.path IN ({marks}) AND n.kind != 'module') top"
+                f" JOIN nodes n ON n.id = top.node_id JOIN files f ON f.id = n.file_id"
+                " LEFT JOIN scores s ON s.node_id = n.id WHERE top.place <= ? ORDER BY f.path, top.place",
+                [*chunk, per_file],
+            ):
+                node = _node(row)
+                found.setdefault(node.path, []).append(node)
+        return found
 
     def all_edges(self) -> list[tuple[str, str, str, str, str, float]]:
         """Every edge by the stable names of its ends: (src path, src qualified name, dst path,

@@ -1,0 +1,158 @@
+"""Query latency of two (or more) versions of smartctx side by side, on one index, interleaved.
+
+Each version runs in a worker process of its own, importing smartctx from the server folder it is
+given (a frozen worktree of a commit), over the same index and the same SWE-bench Lite problem
+statements of one repository. Tasks are sent to the versions in turn, the order alternating from
+one task to the next, so that the load of a shared machine falls on every version alike: the ratio
+of their percentiles is the figure to read, more than the milliseconds.
+
+    .venv/bin/python bench/query_perf_compare.py /work/benchrepos/rank-swe/django \\
+        --index-dir /tmp/idx-django --version main=/work/frozen-main/server --version new=server
+
+The versions must share the index format (the index is built once, by this process's smartctx).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+DATA = Path(__file__).resolve().parents[2] / "shared" / "bench" / "swe_lite.jsonl"
+
+
+def percentile(values: list[float], share: float) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, int(len(ordered) * share))]
+
+
+def worker(root: Path, index_dir: Path, budget: int) -> None:
+    """Answer one task per line of stdin with one JSON line of timings (run with --worker)."""
+    from smartctx.core.context import ContextOptions, ContextRequest
+    from smartctx.core.tokens import TokenCounter
+    from smartctx.indexing.sources import WorkspaceSources
+    from smartctx.retrieval.pipeline import build_context
+    from smartctx.store.index_store import IndexStore
+
+    store = IndexStore(root, index_dir)
+    sources = WorkspaceSources(root)
+    counter = TokenCounter()
+    for line in sys.stdin:
+        task = json.loads(line)
+        began = time.perf_counter()
+        with store.snapshot() as snapshot:
+            pack = build_context(
+                ContextRequest(task, ContextOptions(budget_tokens=budget)), snapshot, counter, sources
+            )
+        total_ms = (time.perf_counter() - began) * 1000
+        print(json.dumps({"total_ms": total_ms, "stages_ms": pack.timings_ms, "tokens": pack.tokens_used}))
+        sys.stdout.flush()
+    store.close()
+
+
+class Version:
+    def __init__(self, name: str, server: Path, args: argparse.Namespace) -> None:
+        self.name = name
+        environment = {**os.environ, "PYTHONPATH": str(server.resolve())}
+        self.process = subprocess.Popen(
+            [sys.executable, __file__, "--worker", str(args.root), str(args.index_dir), str(args.budget)],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            text=True,
+            env=environment,
+        )
+        self.rows: list[dict[str, Any]] = []
+
+    def ask(self, task: str) -> dict[str, Any]:
+        assert self.process.stdin is not None and self.process.stdout is not None
+        self.process.stdin.write(json.dumps(task) + "\n")
+        self.process.stdin.flush()
+        answer: dict[str, Any] = json.loads(self.process.stdout.readline())
+        return answer
+
+    def close(self) -> None:
+        if self.process.stdin is not None:
+            self.process.stdin.close()
+        self.process.wait()
+
+
+def main() -> int:
+    if sys.argv[1:2] == ["--worker"]:
+        worker(Path(sys.argv[2]), Path(sys.argv[3]), int(sys.argv[4]))
+        return 0
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("root", type=Path)
+    parser.add_argument("--index-dir", type=Path, required=True)
+    parser.add_argument("--repo", default="django/django", help="whose problem statements to use")
+    parser.add_argument("--data", type=Path, default=DATA)
+    parser.add_argument("--budget", type=int, default=8000)
+    parser.add_argument("--rounds", type=int, default=2, help="times each task is asked of each version")
+    parser.add_argument("--version", action="append", required=True, help="NAME=SERVER_FOLDER, two or more")
+    parser.add_argument("--json", type=Path, default=Path("bench/out/query_perf_compare.json"))
+    args = parser.parse_args()
+    if args.rounds < 1 or len(args.version) < 2:
+        parser.error("compare at least two versions over at least one round")
+    args.root = args.root.resolve()
+    tasks = [
+        row["problem_statement"]
+        for row in map(json.loads, args.data.read_text().splitlines())
+        if row["repo"] == args.repo
+    ]
+    from smartctx.indexing.indexer import IndexConfig, Indexer
+    from smartctx.store.index_store import IndexStore
+
+    store = IndexStore(args.root, args.index_dir)
+    Indexer(args.root, store, IndexConfig()).reconcile()
+    store.close()
+    versions = [Version(*spec.split("=", 1)[:1], Path(spec.split("=", 1)[1]), args) for spec in args.version]
+    # One warm-up each: the tokenizer's load and SQLite's cold cache are not what is compared.
+    for version in versions:
+        version.ask(tasks[0])
+    load = os.getloadavg()[0]
+    for round_number in range(args.rounds):
+        for number, task in enumerate(tasks):
+            order = versions if (number + round_number) % 2 == 0 else versions[::-1]
+            for version in order:
+                version.rows.append(version.ask(task))
+    for version in versions:
+        version.close()
+    print(f"load average {load:.1f} at the start, {os.getloadavg()[0]:.1f} at the end; {len(tasks)} tasks")
+    stages = list(
+        dict.fromkeys(stage for version in versions for row in version.rows for stage in row["stages_ms"])
+    )
+    print("| version | n | p50 ms | p95 ms | tokens | " + " | ".join(f"{s} p50/p95" for s in stages) + " |")
+    print("|---" * (5 + len(stages)) + "|")
+    for version in versions:
+        totals = [row["total_ms"] for row in version.rows]
+        cells = [
+            f"{statistics.median(values):.1f} / {percentile(values, 0.95):.1f}"
+            for values in ([row["stages_ms"].get(stage, 0.0) for row in version.rows] for stage in stages)
+        ]
+        tokens = statistics.mean(row["tokens"] for row in version.rows)
+        p50, p95 = statistics.median(totals), percentile(totals, 0.95)
+        print(
+            f"| {version.name} | {len(totals)} | {p50:.1f} | {p95:.1f} | {tokens:,.0f} | "
+            + " | ".join(cells)
+            + " |"
+        )
+    first = [row["total_ms"] for row in versions[0].rows]
+    for version in versions[1:]:
+        totals = [row["total_ms"] for row in version.rows]
+        p50 = statistics.median(totals) / statistics.median(first)
+        p95 = percentile(totals, 0.95) / percentile(first, 0.95)
+        print(f"{version.name} / {versions[0].name}: p50 x{p50:.2f}, p95 x{p95:.2f}")
+    args.json.parent.mkdir(parents=True, exist_ok=True)
+    args.json.write_text(
+        json.dumps({version.name: version.rows for version in versions}, indent=1) + "\n", encoding="utf-8"
+    )
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,200 @@
+"""Replay smartctx on SWE-bench Lite instances from the indexes ``swebench.py --keep-indexes`` kept.
+
+No checkout and no indexing: each instance's index copy is opened read-only, and packed code is read
+from git objects at the instance's base commit, so a ranking change (search and term handling
+included, which ``--dump-ranking`` replays cannot show) is measured on the stratified 60 in a few
+minutes instead of a quarter of an hour. Prints the table of ``swebench.py`` for smartctx, the hit
+rates per repository, and, given ``--against`` (an earlier replay's JSON), the instances whose
+file, function or body hit changed.
+
+    PYTHONPATH=server .venv/bin/python bench/swebench_replay.py --indexes /work/benchrepos/rank-snap \\
+        --repos-dir /work/benchrepos/rank-swe --out /tmp/replay.json
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import subprocess
+import sys
+import time
+from collections import defaultdict
+from collections.abc import Sequence
+from dataclasses import asdict, replace
+from pathlib import Path
+from typing import IO, Any
+
+from smartctx.core.tokens import TokenCounter
+from smartctx.store.snapshot import IndexSnapshot
+from swebench import (
+    DEFAULT_BUDGETS,
+    DEFAULT_DATA,
+    TABLE_COLUMNS,
+    _budgets,
+    _cell,
+    _label,
+    format_table,
+    gold_spans,
+    run_smartctx_or_miss,
+    summarise,
+)
+from swebench_repos import short_name
+from swebench_scoring import Gold
+
+HITS = ("file_hit", "function_hit", "body_hit")
+
+
+class GitCommitSources:
+    """Reads files as they are in one commit, from the work tree's git objects (``git cat-file``).
+
+    The kept index was built from exactly that commit's files, so definitions never need to be found
+    again: ``locate`` answers None.
+    """
+
+    def __init__(self, tree: Path, commit: str) -> None:
+        self._commit = commit
+        self._process = subprocess.Popen(
+            ["git", "-C", str(tree), "cat-file", "--batch"],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+        )
+        self._cache: dict[str, bytes | None] = {}
+
+    def read(self, path: str) -> bytes | None:
+        if path not in self._cache:
+            self._cache[path] = self._blob(f"{self._commit}:{path}")
+        return self._cache[path]
+
+    def _blob(self, name: str) -> bytes | None:
+        stdin: IO[bytes] | None = self._process.stdin
+        stdout: IO[bytes] | None = self._process.stdout
+        assert stdin is not None and stdout is not None
+        stdin.write(name.encode("utf-8", "surrogateescape") + b"\n")
+        stdin.flush()
+        header = stdout.readline().split()
+        if len(header) != 3:
+            return None
+        data = stdout.read(int(header[2]) + 1)[:-1]
+        return data if header[1] == b"blob" else None
+
+    def locate(self, path: str, kind: str, qualified_name: str) -> tuple[int, int] | None:
+        return None
+
+    def close(self) -> None:
+        if self._process.stdin is not None:
+            self._process.stdin.close()
+        self._process.wait()
+
+
+def replay(args: argparse.Namespace) -> list[dict[str, Any]]:
+    rows = [json.loads(line) for line in args.data.read_text(encoding="utf-8").splitlines() if line.strip()]
+    wanted = set(args.repo)
+    instances = [
+        row
+        for row in rows
+        if (args.indexes / f"{row['instance_id']}.sqlite").exists()
+        and (not wanted or row["repo"] in wanted or short_name(row["repo"]) in wanted)
+    ]
+    counter = TokenCounter("o200k_base")
+    out: list[dict[str, Any]] = []
+    for instance in instances:
+        tree = args.repos_dir / short_name(instance["repo"])
+        sources = GitCommitSources(tree, instance["base_commit"])
+        gold = Gold.from_instance(instance)
+        task = str(instance["problem_statement"])
+        results = {}
+        with IndexSnapshot(args.indexes / f"{instance['instance_id']}.sqlite") as snapshot:
+            gold = replace(gold, spans=gold_spans(snapshot, gold))
+            for budget in args.budgets:
+                result = run_smartctx_or_miss(task, snapshot, sources, budget, counter, gold)
+                results[f"smartctx@{budget}"] = asdict(result)
+        sources.close()
+        row = {"instance_id": instance["instance_id"], "repo": instance["repo"], "results": results}
+        out.append(row)
+        first = results[f"smartctx@{min(args.budgets)}"]
+        marks = "".join(m if first[f] else "." for m, f in zip("FfB", HITS, strict=True))
+        print(f"{instance['instance_id']:<34} {marks} {first['tokens']:>6} tokens", flush=True)
+    return out
+
+
+def report(rows: Sequence[dict[str, Any]], budgets: Sequence[int], against: Path | None) -> None:
+    names = [f"smartctx@{budget}" for budget in budgets]
+    summary = {
+        name: summarise([row["results"][name] for row in rows], int(name.split("@")[1])) for name in names
+    }
+    table = [
+        [_label(name), str(figures["instances"])]
+        + [_cell(template, figures[key]) for _, key, template in TABLE_COLUMNS]
+        for name, figures in summary.items()
+    ]
+    print(f"\nreplay of {len(rows)} instance(s)")
+    print(format_table(["system", "n", *(title for title, _, _ in TABLE_COLUMNS)], table))
+    print(f"\nper repository at {budgets[0] // 1000}k: file / function / body hit, file hit without the map")
+    by_repo: dict[str, list[dict[str, Any]]] = defaultdict(list)
+    for row in rows:
+        by_repo[short_name(row["repo"])].append(row["results"][names[0]])
+    print(
+        format_table(
+            ["repo", "n", "file", "func", "body", "file w/o map"],
+            [
+                [
+                    repo,
+                    str(len(results)),
+                    *(f"{sum(r[field] for r in results) / len(results):.0%}" for field in HITS),
+                    f"{sum(_without_map(r) for r in results) / len(results):.0%}",
+                ]
+                for repo, results in sorted(by_repo.items())
+            ],
+        )
+    )
+    if against is None:
+        return
+    before = {row["instance_id"]: row for row in json.loads(against.read_text(encoding="utf-8"))["instances"]}
+    print(f"\nchanged against {against} at {budgets[0] // 1000}k (before -> after, F f B)")
+    for row in rows:
+        old = before.get(row["instance_id"])
+        if old is None or names[0] not in old["results"]:
+            continue
+        was, now = old["results"][names[0]], row["results"][names[0]]
+        if any(was[field] != now[field] for field in HITS):
+            marks = [
+                "".join(m if r[f] else "." for m, f in zip("FfB", HITS, strict=True)) for r in (was, now)
+            ]
+            print(f"  {row['instance_id']:<34} {marks[0]} -> {marks[1]}")
+
+
+def _without_map(result: dict[str, Any]) -> bool:
+    hit = result.get("file_hit_without_map")
+    return bool(result["file_hit"] if hit is None else hit)
+
+
+def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument(
+        "--indexes", type=Path, required=True, help="the --keep-indexes folder of swebench.py"
+    )
+    parser.add_argument("--repos-dir", type=Path, required=True, help="the --repos-dir of that run")
+    parser.add_argument("--data", type=Path, default=DEFAULT_DATA, help="swe_lite.jsonl")
+    parser.add_argument("--repo", type=lambda text: [p for p in text.split(",") if p], default=[])
+    parser.add_argument("--budgets", type=_budgets, default=DEFAULT_BUDGETS)
+    parser.add_argument("--against", type=Path, help="an earlier replay's JSON, to list what changed")
+    parser.add_argument("--out", type=Path, required=True, help="where the JSON goes")
+    return parser.parse_args(argv)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = parse_args(argv)
+    started = time.perf_counter()
+    rows = replay(args)
+    if not rows:
+        print(f"no kept index under {args.indexes} for the selected instances", file=sys.stderr)
+        return 2
+    args.out.parent.mkdir(parents=True, exist_ok=True)
+    args.out.write_text(json.dumps({"budgets": list(args.budgets), "instances": rows}, indent=1) + "\n")
+    report(rows, args.budgets, args.against)
+    print(f"\n{time.perf_counter() - started:.0f} s for {len(rows)} instance(s); rows: {args.out}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

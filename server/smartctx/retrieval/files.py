@@ -1,0 +1,112 @@
+"""File-level ranking: which files the task is about, as a whole.
+
+A pack that ranks definitions alone spends every slot on the first file that matches well. Ranking
+files too (their whole text, the best definitions ranked in them) lets diversify spread bodies and
+summaries over files, and lets the pack list further likely files in a file map at one line each.
+Every part of a file's score is kept, so the map can say why a file is there.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+
+from smartctx.retrieval.file_kinds import FileKind
+from smartctx.retrieval.score import FILE_PART, KIND_FACTORS, KIND_PART, NOT_ADDED, ScoredNode
+from smartctx.store.snapshot import NodeRow
+
+# The file's whole text against the task, on the scale of score.py's ``file`` part.
+TEXT_WEIGHT = 2.0
+# The best definition ranked in the file (its score without the file's own text part), then a
+# smaller share of the next ones: a file with three good matches beats one with a single match.
+BEST_DEFINITION_WEIGHT = 1.0
+FURTHER_DEFINITION_WEIGHT = 0.25
+FURTHER_DEFINITIONS = 2
+# The parts of a file's score that add up (before its kind's factor).
+FILE_RANK_PARTS = ("text", "definitions")
+# Definitions named on a file's map line.
+SYMBOLS_PER_FILE = 3
+
+
+@dataclass(frozen=True)
+class RankedFile:
+    path: str
+    score: float
+    parts: dict[str, float]
+    # The file's best-ranked definitions, best first (the most central ones when none ranked).
+    symbols: tuple[NodeRow, ...]
+    # Why it ranks, in a few words, for the file map.
+    reason: str = ""
+
+
+def rank_files(
+    ranked: Sequence[ScoredNode],
+    file_evidence: Mapping[str, float],
+    kinds: Mapping[str, FileKind],
+    tests_wanted: bool,
+) -> list[RankedFile]:
+    """Every file with a ranked definition or a whole-text match, best first, ties by path.
+
+    A file that is not own code has its score multiplied by its kind's factor, as its definitions
+    were; test files are left out unless the task is about tests (they voted in score.py).
+    """
+    by_path: defaultdict[str, list[ScoredNode]] = defaultdict(list)
+    for item in ranked:
+        by_path[item.node.path].append(item)
+    top_text = max(file_evidence.values(), default=0.0) or 1.0
+    files: list[RankedFile] = []
+    for path in sorted(set(by_path) | set(file_evidence)):
+        kind = kinds.get(path)
+        if kind is FileKind.TEST and not tests_wanted:
+            continue
+        items = by_path.get(path, [])
+        own = sorted((_without_file_text(item) for item in items), reverse=True)
+        parts: dict[str, float] = {}
+        if path in file_evidence:
+            parts["text"] = TEXT_WEIGHT * file_evidence[path] / top_text
+        if own:
+            parts["definitions"] = BEST_DEFINITION_WEIGHT * own[0] + FURTHER_DEFINITION_WEIGHT * sum(
+                own[1 : 1 + FURTHER_DEFINITIONS]
+            )
+        total = sum(parts.values())
+        if kind is not None and KIND_FACTORS[kind] != 1.0:
+            parts[KIND_PART] = KIND_FACTORS[kind]
+            total *= KIND_FACTORS[kind]
+        symbols = tuple(item.node for item in items[:SYMBOLS_PER_FILE])
+        files.append(RankedFile(path, total, parts, symbols, _reason(parts, items, kind)))
+    files.sort(key=lambda file: (-file.score, file.path))
+    return files
+
+
+# What a file's best definition was found by, in the file map's words, strongest evidence first.
+_EVIDENCE = (
+    ("frame", "in the stack trace"),
+    ("named", "defines a name the task uses"),
+    ("mentionedFile", "named in the task"),
+    ("testVotes", "used by a matching test"),
+    ("cursor", "at the cursor"),
+    ("activeFile", "the active file"),
+)
+
+
+def _reason(parts: Mapping[str, float], items: Sequence[ScoredNode], kind: FileKind | None) -> str:
+    """Why a file ranks: what its best definition was found by, then the lexical evidence."""
+    best = items[0].parts if items else {}
+    reasons = [words for part, words in _EVIDENCE if part in best]
+    text, definitions = parts.get("text", 0.0), parts.get("definitions", 0.0)
+    if text and text >= definitions:
+        reasons.append("its text matches the task")
+    elif items and "hops" in best:
+        reasons.append("linked to matching code")
+    elif items:
+        reasons.append("its definitions match the task")
+    reasons = reasons[:2]
+    if KIND_PART in parts and kind is not None:
+        reasons.append(f"{kind.value}, so ranked lower")
+    return "; ".join(reasons)
+
+
+def _without_file_text(item: ScoredNode) -> float:
+    """A definition's own score: without its file's text part and before its file's kind factor."""
+    return sum(value for name, value in item.parts.items() if name not in NOT_ADDED and name != FILE_PART)

@@ -1,0 +1,333 @@
+"""Golden ranking rules on small workspaces built for each rule: packs use their budget, spread over
+files, put the project's own code above vendored copies and let matching tests vote for the code
+they use instead of taking its place."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator, Mapping
+from pathlib import Path
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from tests.workspaces import write_tree
+
+from smartctx.core.context import ContextOptions, ContextPack, ContextRequest
+from smartctx.core.tokens import TokenCounter
+from smartctx.indexing.indexer import IndexConfig, Indexer
+from smartctx.indexing.sources import WorkspaceSources
+from smartctx.output.pack_json import pack_to_wire
+from smartctx.retrieval.pipeline import build_context
+from smartctx.store.index_store import IndexStore
+
+
+@pytest.fixture(scope="module")
+def counter() -> TokenCounter:
+    return TokenCounter()
+
+
+def pack_for(
+    root: Path, index: Path, files: Mapping[str, str], task: str, counter: TokenCounter, **options: object
+) -> ContextPack:
+    write_tree(root, files)
+    store = IndexStore(root, index)
+    try:
+        Indexer(root, store, IndexConfig(workers=0)).reconcile()
+        with store.snapshot() as snapshot:
+            request = ContextRequest(task, ContextOptions.from_values(dict(options)))
+            return build_context(request, snapshot, counter, WorkspaceSources(root))
+    finally:
+        store.close()
+
+
+def items(pack: ContextPack) -> list[str]:
+    return [item.id for item in (*pack.bodies, *pack.summaries)]
+
+
+URL_CODE = '''
+def {name}(url, params):
+    """Prepare the url: parse the scheme, host and port, encode the query params, requote the path."""
+    scheme, host, port = parse_url(url)
+    query = encode_params(params)
+    return requote_path(scheme, host, port, query)
+
+
+def parse_url(url):
+    """Parse a url into scheme, host and port; an invalid url raises InvalidURL."""
+    return url.split("://")
+
+
+def encode_params(params):
+    return "&".join(params)
+
+
+def requote_path(scheme, host, port, query):
+    return scheme + host + port + query
+'''
+URL_TASK = "Invalid URL error: prepare_url does not parse the host and port of http://[::1]:8000/path?query"
+
+
+@pytest.mark.parametrize(
+    ("vendored", "attributes"),
+    [
+        ("requests/packages/urllib3/util/url.py", ""),
+        ("third_party/urllib3/url.py", ""),
+        ("static/js/url-parser-3.5.1.js", ""),
+        ("lib/urlkit/url.py", "lib/urlkit/** linguist-vendored\n"),
+    ],
+)
+def test_a_vendored_copy_ranks_below_the_projects_own_code(
+    tmp_path: Path, counter: TokenCounter, vendored: str, attributes: str
+) -> None:
+    """The vendored copy matches the task better (it says "url" more); the own code still wins."""
+    copy = URL_CODE.format(name="prepare_url") + URL_CODE.replace("url", "url_url").format(name="urlopen")
+    if vendored.endswith(".js"):
+        copy = "function prepareUrl(url) { return parseUrl(url); } // parse url host port query\n" * 20
+    files = {"requests/models.py": URL_CODE.format(name="prepare_url"), vendored: copy}
+    if attributes:
+        files[".gitattributes"] = attributes
+    pack = pack_for(tmp_path / "ws", tmp_path / "index", files, URL_TASK, counter)
+    assert pack.bodies[0].file_path == "requests/models.py"
+    own = [index for index, item in enumerate(items(pack)) if item.startswith("requests/models.py")]
+    copied = [index for index, item in enumerate(items(pack)) if item.startswith(vendored)]
+    assert not copied or min(own) < min(copied)
+
+
+def test_gitattributes_can_say_a_vendor_folder_is_own_code(tmp_path: Path, counter: TokenCounter) -> None:
+    """``-linguist-vendored`` takes a path out of the vendored rules, as on GitHub."""
+    files = {
+        "vendor/app/models.py": URL_CODE.format(name="prepare_url"),
+        "tools/other.py": "def other():\n    return 1\n",
+        ".gitattributes": "vendor/app/** -linguist-vendored\n",
+    }
+    pack = pack_for(tmp_path / "ws", tmp_path / "index", files, URL_TASK, counter)
+    assert "kindFactor" not in pack.bodies[0].score_parts
+    assert pack.bodies[0].file_path == "vendor/app/models.py"
+
+
+BILLING = {
+    "billing/invoices.py": (
+        "def compute_invoice(order):\n"
+        '    """Sum the order lines."""\n'
+        "    return sum(line.amount for line in order.lines)\n\n\n"
+        "def invoice_number(order):\n    return order.id\n"
+    ),
+    "billing/unrelated.py": "def rounding_mode():\n    return 'half-even'\n",
+    "tests/test_billing.py": (
+        "from billing.invoices import compute_invoice\n\n\n"
+        "def test_refunded_order_with_a_discount_coupon_totals_zero():\n"
+        '    """A refunded order with a discount coupon must total zero, not a negative amount."""\n'
+        "    order = make_refunded_order(discount_coupon=True)\n"
+        "    assert compute_invoice(order) == 0\n"
+    ),
+}
+BILLING_TASK = "A refunded order with a discount coupon totals a negative amount instead of zero"
+
+
+def test_a_matching_test_votes_for_the_code_it_calls_instead_of_taking_a_slot(
+    tmp_path: Path, counter: TokenCounter
+) -> None:
+    pack = pack_for(tmp_path / "ws", tmp_path / "index", BILLING, BILLING_TASK, counter)
+    assert not any(item.startswith("tests/") for item in items(pack))
+    assert not any(entry.file_path.startswith("tests/") for entry in pack.file_map)
+    first = pack.bodies[0]
+    assert first.id == "billing/invoices.py::compute_invoice"
+    assert first.score_parts["testVotes"] > 0
+
+
+def test_a_task_about_tests_gets_the_tests(tmp_path: Path, counter: TokenCounter) -> None:
+    task = "Add a test: " + BILLING_TASK
+    pack = pack_for(tmp_path / "ws", tmp_path / "index", BILLING, task, counter)
+    assert any(item.startswith("tests/test_billing.py::") for item in items(pack))
+
+
+def test_naming_a_test_function_does_not_fill_the_pack_with_tests(
+    tmp_path: Path, counter: TokenCounter
+) -> None:
+    task = "test_refunded_order_with_a_discount_coupon_totals_zero fails: " + BILLING_TASK
+    pack = pack_for(tmp_path / "ws", tmp_path / "index", BILLING, task, counter)
+    assert not any(item.startswith("tests/") for item in items(pack))
+    assert pack.bodies[0].id == "billing/invoices.py::compute_invoice"
+
+
+def library(modules: int) -> dict[str, str]:
+    """A workspace with enough matching material to fill any budget: ``modules`` files of ten
+    functions each about ledgers, accounts and balances, each with a body and a docstring."""
+    files: dict[str, str] = {}
+    for module in range(modules):
+        functions = []
+        for number in range(10):
+            lines = "".join(
+                f"    balance_{line} = account.ledger_total({line}) + {number}\n" for line in range(8)
+            )
+            functions.append(
+                f"def reconcile_ledger_{module}_{number}(account, ledger):\n"
+                f'    """Reconcile the ledger of an account: balance entry {number} of module {module}."""\n'
+                f"{lines}    return balance_0\n"
+            )
+        files[f"accounts/ledger_{module:02d}.py"] = "\n\n".join(functions)
+    return files
+
+
+LEDGER_TASK = "The ledger balance of an account is wrong after reconcile: the ledger total misses entries"
+
+
+@pytest.fixture(scope="module")
+def ledger(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Path, IndexStore]]:
+    root = write_tree(tmp_path_factory.mktemp("ledger") / "ws", library(60))
+    store = IndexStore(root, tmp_path_factory.mktemp("ledger-index"))
+    Indexer(root, store, IndexConfig(workers=0)).reconcile()
+    yield root, store
+    store.close()
+
+
+def ledger_pack(ledger: tuple[Path, IndexStore], counter: TokenCounter, **options: object) -> ContextPack:
+    root, store = ledger
+    with store.snapshot() as snapshot:
+        request = ContextRequest(LEDGER_TASK, ContextOptions.from_values(dict(options)))
+        return build_context(request, snapshot, counter, WorkspaceSources(root))
+
+
+def test_a_pack_uses_its_budget_when_there_is_material(
+    ledger: tuple[Path, IndexStore], counter: TokenCounter
+) -> None:
+    used = {
+        budget: ledger_pack(ledger, counter, budget_tokens=budget) for budget in (4000, 8000, 16000, 32000)
+    }
+    assert used[8000].tokens_used >= 0.85 * 8000
+    assert used[4000].tokens_used < used[8000].tokens_used < used[16000].tokens_used < used[32000].tokens_used
+    assert len(used[4000].bodies) <= 5 and len(used[4000].summaries) <= 25
+    assert len(used[8000].bodies) > 5
+    files = {item.file_path for item in (*used[8000].bodies, *used[8000].summaries)}
+    assert len(files) >= 5, "a pack spreads over files"
+    mapped = {entry.file_path for entry in used[8000].file_map}
+    assert mapped and not mapped & files, "the file map lists further files only"
+    assert f"- {used[8000].file_map[0].file_path}" in used[8000].text
+
+
+def test_explicit_caps_still_win(ledger: tuple[Path, IndexStore], counter: TokenCounter) -> None:
+    pack = ledger_pack(ledger, counter, budget_tokens=32000, max_bodies=2, max_summaries=3)
+    assert (len(pack.bodies), len(pack.summaries)) == (2, 3)
+
+
+def test_the_file_map_is_in_the_json_with_its_lines(
+    ledger: tuple[Path, IndexStore], counter: TokenCounter
+) -> None:
+    wire = pack_to_wire(ledger_pack(ledger, counter))
+    entry = wire["fileMap"][0]
+    assert entry["filePath"].startswith("accounts/ledger_") and entry["reason"]
+    symbol = entry["symbols"][0]
+    assert symbol["startLine"] <= symbol["endLine"]
+    assert f"`{symbol['qualifiedName']}`:{symbol['startLine']}" in wire["text"]
+
+
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(budget=st.integers(min_value=100, max_value=40_000))
+def test_the_budget_is_exact_with_the_file_map(
+    ledger: tuple[Path, IndexStore], counter: TokenCounter, budget: int
+) -> None:
+    pack = ledger_pack(ledger, counter, budget_tokens=budget)
+    assert pack.tokens_used <= budget
+    assert counter.count(pack.text) == pack.tokens_used
+
+
+def test_the_same_request_gives_the_same_pack(ledger: tuple[Path, IndexStore], counter: TokenCounter) -> None:
+    first, second = (pack_to_wire(ledger_pack(ledger, counter)) for _ in range(2))
+    assert json.dumps({**first, "metadata": None}) == json.dumps({**second, "metadata": None})
+
+
+# Everyday words of a bug report, spread over many modules that have nothing to do with the fix.
+PROSE = (
+    "When the service starts the connection to the server is opened and the request is sent with the"
+    " configured timeout; the response is parsed and the result is cached for the next request."
+)
+
+
+def noisy_service(modules: int) -> dict[str, str]:
+    """Modules whose docs and code say the prose above, and one module named after a library."""
+    files = {
+        f"service/part_{number:02d}.py": (
+            f'def handle_request_{number}(request, timeout):\n    """{PROSE}"""\n'
+            "    connection = open_connection(request.server, timeout)\n"
+            "    response = connection.send(request)\n    return parse_response(response)\n"
+            + "".join(f"\n\ndef helper_{number}_{helper}():\n    return {helper}\n" for helper in range(6))
+        )
+        for number in range(modules)
+    }
+    files["service/discovery/zeroconf.py"] = (
+        'def browse(kind):\n    """Browse for services of a kind with zeroconf."""\n    return []\n'
+    )
+    return files
+
+
+# A long issue: a hundred different everyday words, then the library's name once.
+LONG_ISSUE = " ".join(
+    f"{word}ing"
+    for word in ("walk", "talk", "jump", "sing", "read", "cook", "clean", "build", "draw", "paint")
+) + " ".join(
+    f" {first}{second}"
+    for first in ("alpha", "beta", "gamma", "delta", "omega")
+    for second in "abcdefghijklmnopqrst"
+)
+
+
+def test_a_long_task_keeps_the_weight_of_its_one_rare_name(tmp_path: Path, counter: TokenCounter) -> None:
+    """A hundred words before it, and the library named once: the library's file still comes first."""
+    task = "\n".join([PROSE, LONG_ISSUE, "It only happens with zeroconf discovery.", PROSE])
+    pack = pack_for(tmp_path / "ws", tmp_path / "index", noisy_service(40), task, counter)
+    assert pack.bodies[0].file_path == "service/discovery/zeroconf.py"
+
+
+def test_an_everyday_word_is_not_a_named_symbol(tmp_path: Path, counter: TokenCounter) -> None:
+    """``type`` is defined once, and is everywhere in the code's words: quoting it names nothing."""
+    files = {
+        f"invoices/field_{number:02d}.py": (
+            f"def invoice_field_{number}(value, type=None):\n"
+            '    """Convert the value to the type of the field; the type decides the format."""\n'
+            "    return convert(value, type)\n"
+        )
+        for number in range(40)
+    }
+    files["kinds/registry.py"] = "def type(name):\n    return name\n"
+    files["invoices/totals.py"] = (
+        "def invoice_total_rounding(invoice):\n"
+        '    """Round the invoice total to cents."""\n'
+        "    return round(invoice.total, 2)\n"
+    )
+    task = "The `type` of the total is wrong: invoice_total_rounding rounds an invoice total to whole units"
+    pack = pack_for(tmp_path / "ws", tmp_path / "index", files, task, counter)
+    assert pack.bodies[0].id == "invoices/totals.py::invoice_total_rounding"
+    assert "named" not in next(
+        (body.score_parts for body in pack.bodies if body.id == "kinds/registry.py::type"), {}
+    )
+
+
+# Two methods that match the task's words alike; only "registering" tells them apart, and the
+# other is shorter, so on those words alone it would win.
+BLUEPRINT_DOC = "Handle the url_prefix of a nested blueprint."
+BLUEPRINTS = {
+    "flask/blueprints.py": (
+        "class Blueprint:\n"
+        "    def open_resource(self, resource):\n"
+        f'        """{BLUEPRINT_DOC}"""\n'
+        "        return resource\n\n"
+        "    def register(self, app):\n"
+        f'        """{BLUEPRINT_DOC}"""\n'
+        "        for child in self.children:\n"
+        "            child.app = app\n"
+        "        return app\n"
+    ),
+    "flask/app.py": "class Flask:\n    def route(self, rule):\n        return rule\n",
+    # Unrelated code, so that the words above are rare, as in a real project.
+    **{
+        f"flask/util_{number:02d}.py": f"def helper_{number}(value):\n    return value\n"
+        for number in range(30)
+    },
+}
+
+
+def test_an_inflected_prose_word_finds_the_base_form_in_code(tmp_path: Path, counter: TokenCounter) -> None:
+    task = "Blueprint url_prefix is ignored when registering a nested blueprint"
+    pack = pack_for(tmp_path / "ws", tmp_path / "index", BLUEPRINTS, task, counter)
+    assert pack.bodies[0].id == "flask/blueprints.py::Blueprint.register"
