@@ -3,9 +3,12 @@
 For each repository: the raw limit (walk + tree-sitter parse + tags query on one core, nothing
 written), a cold `smartctx index` (fresh index folder, its own process; peak_rss_mb is the indexer
 process, total_rss_mb the peak of it plus its parser workers, sampled every 50 ms), a
-no-op re-run, and one-file updates (a saved edit applied through the same path the language server
+no-op re-run, one-file updates (a saved edit applied through the same path the language server
 uses, until the change is queryable; graph scores are then recomputed once, off the save path,
-and timed as scores_ms). Prints one table and writes JSON.
+and timed as scores_ms), and typing in open buffers of the largest files, parsed incrementally and,
+side by side, afresh (buffer_*). CPU seconds of the raw pass and of the cold index (indexer and
+workers) are written to the JSON, since they move far less than wall time on a shared machine.
+Prints one table and writes JSON.
 
     .venv/bin/python bench/index_perf.py /path/to/django /path/to/ts-repo /path/to/c-repo
 """
@@ -32,12 +35,20 @@ from smartctx.parsing.languages import language_for_path
 from smartctx.store.index_store import IndexStore
 
 UPDATE_SAMPLES = 40
+# Typing in buffers: the largest files, a run of one-character edits in each.
+BUFFER_FILES = 10
+BUFFER_EDITS = 5
+COMMENT_BY_LANGUAGE = {
+    "python": b"  # ",
+    **{language: b" // " for language in ("c", "cpp", "go", "java", "javascript", "typescript")},
+}
 RSS_SAMPLE_INTERVAL_S = 0.05
 
 
 def raw_limit(root: Path) -> dict[str, Any]:
     """Walk, read, parse and run the tags query on every file, in this process, writing nothing."""
     started = time.perf_counter()
+    cpu_started = time.process_time()
     scanned = scan(root, ScanConfig(), lambda path: language_for_path(path) is not None)
     parser = SourceParser()
     lines = files = 0
@@ -49,7 +60,12 @@ def raw_limit(root: Path) -> dict[str, Any]:
         parser.parse(data, language)
         lines += data.count(b"\n")
         files += 1
-    return {"seconds": time.perf_counter() - started, "files": files, "lines": lines}
+    return {
+        "seconds": time.perf_counter() - started,
+        "cpu_s": time.process_time() - cpu_started,
+        "files": files,
+        "lines": lines,
+    }
 
 
 def _rss_mb(pid: int | str) -> float:
@@ -91,10 +107,13 @@ def child_index(root: Path, index_dir: Path) -> dict[str, Any]:
     """Run one `smartctx index` in this process (called in a child) and report time and memory."""
     sampler = TotalRssSampler()
     sampler.start()
+    own_before = resource.getrusage(resource.RUSAGE_SELF)
     started = time.perf_counter()
     store = IndexStore(root, index_dir)
     report = Indexer(root, store, IndexConfig()).reconcile()
     seconds = time.perf_counter() - started
+    own = resource.getrusage(resource.RUSAGE_SELF)
+    workers = resource.getrusage(resource.RUSAGE_CHILDREN)
     store.close()
     sampler.done.set()
     sampler.join()
@@ -103,6 +122,12 @@ def child_index(root: Path, index_dir: Path) -> dict[str, Any]:
         "files_parsed": report.files_parsed,
         "files_total": report.files_total,
         "stages": report.stage_seconds,
+        # CPU seconds of the indexer and of its (finished) parser workers: on a shared machine
+        # these move far less than wall time.
+        "cpu": {
+            "indexer": own.ru_utime + own.ru_stime - own_before.ru_utime - own_before.ru_stime,
+            "workers": workers.ru_utime + workers.ru_stime,
+        },
         "rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
         "total_rss_mb": sampler.peak_mb,
     }
@@ -165,6 +190,49 @@ def one_file_updates(root: Path, index_dir: Path) -> dict[str, Any]:
     }
 
 
+def buffer_edits(root: Path, index_dir: Path) -> dict[str, Any]:
+    """Typing in an open buffer of each of the largest files: a comment at the end of a middle line
+    grows by one character per update, applied through ``update_paths`` with the buffer (the path
+    an editor's unsaved text takes). The same edits run twice, side by side: parsed incrementally
+    from the buffer's previous tree (as the indexer does), and parsed afresh (its tree forgotten)."""
+    store = IndexStore(root, index_dir)
+    indexer = Indexer(root, store, IndexConfig(workers=0))
+    with store.snapshot() as snapshot:
+        paths = [p for p in snapshot.file_paths() if language_for_path(p) in COMMENT_BY_LANGUAGE]
+    largest = sorted(paths, key=lambda p: (root / p).stat().st_size, reverse=True)[:BUFFER_FILES]
+    timings: dict[str, list[float]] = {"incremental": [], "fresh": []}
+    try:
+        for path in largest:
+            original = (root / path).read_bytes()
+            lines = original.split(b"\n")
+            middle = len(lines) // 2
+            marker = COMMENT_BY_LANGUAGE[language_for_path(path) or ""]
+            texts = [
+                b"\n".join([*lines[:middle], lines[middle] + marker + b"e" * length, *lines[middle + 1 :]])
+                for length in range(1, BUFFER_EDITS + 1)
+            ]
+            for mode in ("incremental", "fresh"):
+                indexer.update_paths([], buffers={path: original}, recompute_scores=False)
+                for text in texts:
+                    if mode == "fresh":
+                        indexer._parser.forget(path)
+                    started = time.perf_counter()
+                    indexer.update_paths([], buffers={path: text}, recompute_scores=False)
+                    timings[mode].append((time.perf_counter() - started) * 1000)
+            indexer.update_paths([path], recompute_scores=False)
+    finally:
+        store.close()
+    return {
+        mode: {"p50_ms": statistics.median(values), "p95_ms": percentile(values, 0.95)}
+        for mode, values in timings.items()
+    }
+
+
+def percentile(values: list[float], share: float) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, int(len(ordered) * share))]
+
+
 def measure(root: Path) -> dict[str, Any]:
     with tempfile.TemporaryDirectory(prefix="smartctx-bench-") as temp:
         index_dir = Path(temp) / "index"
@@ -173,6 +241,7 @@ def measure(root: Path) -> dict[str, Any]:
         noop = index_in_child(root, index_dir)
         size_mb = sum(p.stat().st_size for p in index_dir.iterdir()) / 1e6
         updates = one_file_updates(root, index_dir)
+        buffers = buffer_edits(root, index_dir)
         shutil.rmtree(index_dir)
     return {
         "repo": root.name,
@@ -190,7 +259,13 @@ def measure(root: Path) -> dict[str, Any]:
         "update_p95_ms": updates["p95_ms"],
         "scores_ms": updates["scores_ms"],
         "index_mb": size_mb,
+        "buffer_p50_ms": buffers["incremental"]["p50_ms"],
+        "buffer_p95_ms": buffers["incremental"]["p95_ms"],
+        "buffer_fresh_p50_ms": buffers["fresh"]["p50_ms"],
+        "buffer_fresh_p95_ms": buffers["fresh"]["p95_ms"],
         "cold_stages_s": cold["stages"],
+        "cold_cpu_s": cold["cpu"],
+        "raw_cpu_s": raw["cpu_s"],
     }
 
 
@@ -210,6 +285,10 @@ COLUMNS = [
     ("update_p95_ms", "{:.1f}"),
     ("scores_ms", "{:.0f}"),
     ("index_mb", "{:.1f}"),
+    ("buffer_p50_ms", "{:.1f}"),
+    ("buffer_p95_ms", "{:.1f}"),
+    ("buffer_fresh_p50_ms", "{:.1f}"),
+    ("buffer_fresh_p95_ms", "{:.1f}"),
 ]
 
 

@@ -1,10 +1,16 @@
 """Latency of a ``get_context_for_task`` call through ``smartctx mcp`` over stdio, against the same
 request run in process (``build_context`` on the same index), over the same task texts.
 
-Indexes the tree once, runs every task in process, then starts ``smartctx mcp`` on that index and
-asks the same tasks through the MCP SDK's client. The first request of each path is left out of the
-percentiles (it loads the tokenizer and warms SQLite's cache). The difference is what the protocol
-costs: JSON-RPC framing, the pack as text, JSON and one resource link per citation, two pipes.
+Indexes the tree once, then starts two ``smartctx mcp`` servers on that index: the first takes the
+index folder's writer lock, the second follows it (live/sharing.py), as when an agent's server runs
+beside the editor's. Each task is then asked three ways in turn, in process and through each server,
+so that all three see the same load. The first request of each path is left out of the percentiles
+(it loads the tokenizer and warms SQLite's cache). The difference is what the protocol costs:
+JSON-RPC framing, the pack as text, JSON and one resource link per citation, two pipes; and for the
+follower, whatever following costs.
+
+Each pack's own stage timings (``metadata.timingsMs``) are kept too, so the overhead splits into the
+pipeline inside the server and everything around it.
 
     .venv/bin/python bench/mcp_perf.py /path/to/django --repo django/django
 """
@@ -29,6 +35,7 @@ from smartctx.indexing.indexer import IndexConfig, Indexer
 from smartctx.indexing.sources import WorkspaceSources
 from smartctx.retrieval.pipeline import build_context
 from smartctx.store.index_store import IndexStore, index_dir_in
+from smartctx.store.snapshot import IndexSnapshot
 
 DATA = Path(__file__).resolve().parents[2] / "shared" / "bench" / "swe_lite.jsonl"
 
@@ -38,41 +45,69 @@ def percentile(values: list[float], share: float) -> float:
     return ordered[min(len(ordered) - 1, int(len(ordered) * share))]
 
 
-def in_process(root: Path, index_parent: Path, tasks: list[str], budget: int) -> list[float]:
+PATHS = ("in process (build_context)", "MCP writer over stdio", "MCP follower over stdio")
+
+
+def index_once(root: Path, index_parent: Path) -> Path:
+    """Index the tree; the path of the index file."""
     store = IndexStore(root, index_dir_in(index_parent, root))
     try:
         Indexer(root, store, IndexConfig()).reconcile()
-        sources, counter = WorkspaceSources(root), TokenCounter()
-        times_ms: list[float] = []
-        for task in tasks:
-            began = time.perf_counter()
-            with store.snapshot() as snapshot:
-                build_context(
-                    ContextRequest(task, ContextOptions(budget_tokens=budget)), snapshot, counter, sources
-                )
-            times_ms.append((time.perf_counter() - began) * 1000)
+        return store.path
     finally:
         store.close()
-    return times_ms
 
 
-async def over_mcp(root: Path, index_parent: Path, tasks: list[str], budget: int) -> list[float]:
+async def role_of(client: Client) -> str:
+    """The server's role once its index is ready."""
+    while True:
+        status = (await client.call_tool("index_status", {})).structured_content
+        assert status is not None
+        if status["state"] == "ready":
+            return str(status["role"])
+        await anyio.sleep(0.1)
+
+
+def server(root: Path, index_parent: Path) -> Client:
     parameters = StdioServerParameters(
         command=sys.executable,
         args=["-m", "smartctx", "mcp", "--root", str(root), "--index-dir", str(index_parent)],
     )
-    times_ms: list[float] = []
-    async with Client(parameters, mode="legacy") as client:
-        # The index is already up to date: wait for the reconcile that confirms it.
-        while (await client.call_tool("index_status", {})).structured_content["state"] != "ready":
-            await anyio.sleep(0.1)
-        for task in tasks:
-            began = time.perf_counter()
-            result = await client.call_tool("get_context_for_task", {"task": task, "budgetTokens": budget})
-            times_ms.append((time.perf_counter() - began) * 1000)
-            if result.is_error:
-                raise RuntimeError(f"the tool failed: {result.content}")
-    return times_ms
+    return Client(parameters, mode="legacy")
+
+
+async def side_by_side(
+    root: Path, index_parent: Path, index_path: Path, tasks: list[str], budget: int
+) -> tuple[dict[str, list[float]], dict[str, list[float]]]:
+    """Per path, each task's wall time; per server, each pack's own pipeline time; in ms."""
+    sources, counter = WorkspaceSources(root), TokenCounter()
+    times: dict[str, list[float]] = {name: [] for name in PATHS}
+    pipeline: dict[str, list[float]] = {name: [] for name in PATHS[1:]}
+    async with server(root, index_parent) as writer:
+        # The first server takes the lock before the second starts.
+        roles = [await role_of(writer)]
+        async with server(root, index_parent) as follower:
+            roles.append(await role_of(follower))
+            if roles != ["writer", "follower"]:
+                raise RuntimeError(f"expected a writer and a follower, got {roles}")
+            for task in tasks:
+                began = time.perf_counter()
+                with IndexSnapshot(index_path) as snapshot:
+                    build_context(
+                        ContextRequest(task, ContextOptions(budget_tokens=budget)), snapshot, counter, sources
+                    )
+                times[PATHS[0]].append((time.perf_counter() - began) * 1000)
+                for name, client in zip(PATHS[1:], (writer, follower), strict=True):
+                    began = time.perf_counter()
+                    result = await client.call_tool(
+                        "get_context_for_task", {"task": task, "budgetTokens": budget}
+                    )
+                    times[name].append((time.perf_counter() - began) * 1000)
+                    if result.is_error or result.structured_content is None:
+                        raise RuntimeError(f"the tool failed: {result.content}")
+                    stages = result.structured_content["metadata"]["timingsMs"]
+                    pipeline[name].append(sum(stages.values()))
+    return times, pipeline
 
 
 def main() -> None:
@@ -94,21 +129,28 @@ def main() -> None:
     tasks = tasks[: args.limit] if args.limit else tasks
     root = args.root.resolve()
     with tempfile.TemporaryDirectory(prefix="smartctx-mcp-perf-") as temp:
-        local = in_process(root, Path(temp), tasks, args.budget)
-        remote = anyio.run(over_mcp, root, Path(temp), tasks, args.budget)
+        index_path = index_once(root, Path(temp))
+        times, pipeline = anyio.run(side_by_side, root, Path(temp), index_path, tasks, args.budget)
     rows: dict[str, Any] = {}
-    table = ["| path | n | p50 ms | p95 ms | first ms |", "|---|---|---|---|---|"]
-    for name, values in (("in process (build_context)", local), ("MCP tool call over stdio", remote)):
-        warm = values[1:]
+    table = [
+        "| path | n | p50 ms | p95 ms | first ms | pipeline p50 ms |",
+        "|---|---|---|---|---|---|",
+    ]
+    for name in PATHS:
+        warm = times[name][1:]
         p50, p95 = statistics.median(warm), percentile(warm, 0.95)
-        rows[name] = {"n": len(warm), "p50_ms": p50, "p95_ms": p95, "first_ms": values[0]}
-        table.append(f"| {name} | {len(warm)} | {p50:.1f} | {p95:.1f} | {values[0]:.0f} |")
+        inside = statistics.median(pipeline[name][1:]) if name in pipeline else None
+        rows[name] = {"n": len(warm), "p50_ms": p50, "p95_ms": p95, "first_ms": times[name][0]}
+        rows[name]["pipeline_p50_ms"] = inside
+        shown = "" if inside is None else f"{inside:.1f}"
+        table.append(f"| {name} | {len(warm)} | {p50:.1f} | {p95:.1f} | {times[name][0]:.0f} | {shown} |")
     overhead = {
-        key: rows["MCP tool call over stdio"][key] - rows["in process (build_context)"][key]
-        for key in ("p50_ms", "p95_ms")
+        name: {key: rows[name][key] - rows[PATHS[0]][key] for key in ("p50_ms", "p95_ms")}
+        for name in PATHS[1:]
     }
     print("\n".join(table))
-    print(f"\nMCP overhead: {overhead['p50_ms']:+.1f} ms p50, {overhead['p95_ms']:+.1f} ms p95")
+    for name, extra in overhead.items():
+        print(f"{name} overhead: {extra['p50_ms']:+.1f} ms p50, {extra['p95_ms']:+.1f} ms p95")
     args.json.parent.mkdir(parents=True, exist_ok=True)
     args.json.write_text(
         json.dumps(

@@ -9,19 +9,26 @@ apart (it loads the tokenizer and warms SQLite's cache); p50/p95 are over the wa
 With ``--history N`` the first N tasks are also packed with includePRs and with includeImpact, and
 the extra time over the same request without them is reported, cold (a new history cache, the
 first request for those files) and warm (the same request again). The tree must be a git work tree.
+
+With ``--focus N`` the first N tasks are also packed with an editor focus (an active file with its
+cursor, 5 more visible and 10 open files, 10 recent edits, all drawn at random from the index with a
+fixed seed), side by side with the same request without it: the extra time end to end (best of
+two each), the focus stage as timed inside the request, and the extra CPU time of the request's
+thread end to end, which waiting for a core on a busy machine does not inflate.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import random
 import statistics
 import tempfile
 import time
 from pathlib import Path
 from typing import Any
 
-from smartctx.core.context import ContextOptions, ContextRequest
+from smartctx.core.context import ContextOptions, ContextRequest, Focus, RecentEdit
 from smartctx.core.tokens import TokenCounter
 from smartctx.history.changes import GitHistory
 from smartctx.indexing.indexer import IndexConfig, Indexer
@@ -52,6 +59,7 @@ def main() -> None:
     parser.add_argument(
         "--history", type=int, default=0, metavar="N", help="measure includePRs/includeImpact on N tasks"
     )
+    parser.add_argument("--focus", type=int, default=0, metavar="N", help="measure editor focus on N tasks")
     args = parser.parse_args()
     tasks = [
         row["problem_statement"]
@@ -85,6 +93,7 @@ def main() -> None:
             )
         first_ms = (time.perf_counter() - started) * 1000 - sum(row["total_ms"] for row in rows[1:])
         overheads = history_overheads(root, store, sources, counter, tasks[: args.history], args.budget)
+        overheads.update(focus_overheads(store, sources, counter, tasks[: args.focus], args.budget))
         store.close()
     warm = rows[1:]
     totals = [row["total_ms"] for row in warm]
@@ -127,6 +136,56 @@ def main() -> None:
         )
     )
     print(f"written: {args.json}")
+
+
+# The editor state of --focus: how many files of each kind, and the seed they are drawn with.
+FOCUS_VISIBLE = 5
+FOCUS_OPEN = 10
+FOCUS_RECENT = 10
+FOCUS_SEED = 14
+
+
+def focus_overheads(
+    store: IndexStore, sources: WorkspaceSources, counter: TokenCounter, tasks: list[str], budget: int
+) -> dict[tuple[str, str], list[float]]:
+    """Per task: the plain request and the request with a random editor focus, interleaved, best of
+    two each; the extra time end to end, and the focus stage inside the focused request."""
+    overheads: dict[tuple[str, str], list[float]] = {}
+    drawn = random.Random(FOCUS_SEED)
+    with store.snapshot() as snapshot:
+        paths = snapshot.file_paths()
+    options = ContextOptions(budget_tokens=budget)
+
+    def timed(task: str, focus: Focus) -> tuple[float, float, float]:
+        began, began_cpu = time.perf_counter(), time.thread_time()
+        with store.snapshot() as snapshot:
+            pack = build_context(ContextRequest(task, options, focus), snapshot, counter, sources)
+        cpu_ms = (time.thread_time() - began_cpu) * 1000
+        return (time.perf_counter() - began) * 1000, pack.timings_ms.get("focus", 0.0), cpu_ms
+
+    for task in tasks:
+        chosen = drawn.sample(paths, 1 + FOCUS_VISIBLE + FOCUS_OPEN + FOCUS_RECENT)
+        focus = Focus(
+            active_path=chosen[0],
+            cursor_line=drawn.randint(1, 200),
+            visible_paths=tuple(chosen[1 : 1 + FOCUS_VISIBLE]),
+            open_paths=tuple(chosen[1 + FOCUS_VISIBLE : 1 + FOCUS_VISIBLE + FOCUS_OPEN]),
+            recent_edits=tuple(
+                RecentEdit(path, drawn.uniform(0, 86_400))
+                for path in chosen[1 + FOCUS_VISIBLE + FOCUS_OPEN :]
+            ),
+        )
+        plain: list[tuple[float, float, float]] = []
+        focused: list[tuple[float, float, float]] = []
+        for _ in range(2):
+            plain.append(timed(task, Focus()))
+            focused.append(timed(task, focus))
+        total, stage, _ = min(focused)
+        overheads.setdefault(("editor focus", "end to end"), []).append(total - min(plain)[0])
+        overheads.setdefault(("editor focus", "own stage"), []).append(stage)
+        cpu = min(run[2] for run in focused) - min(run[2] for run in plain)
+        overheads.setdefault(("editor focus", "CPU, end to end"), []).append(cpu)
+    return overheads
 
 
 def history_overheads(

@@ -56,9 +56,11 @@ export function contextDefaults(settings: SettingsReader): ContextOptions {
   return options;
 }
 
-// What initializationOptions and didChangeConfiguration carry. indexDir is the extension's
-// workspace storage folder (undefined without a workspace: the server then uses the user cache).
-export function wireSettings(settings: SettingsReader, indexDir: string | undefined): WireSettings {
+// What initializationOptions and didChangeConfiguration carry. No indexDir: the server keeps each
+// folder's index in the user cache folder, keyed by the folder's path, where an agent's
+// `smartctx mcp` and the `smartctx` command line find the same index and share it (one writes, the
+// others follow) instead of building another.
+export function wireSettings(settings: SettingsReader): WireSettings {
   const hover = settings.get("hover.enabled");
   const debounce = settings.get("bufferDebounceMs");
   const exclude = settings.get("exclude");
@@ -71,6 +73,5 @@ export function wireSettings(settings: SettingsReader, indexDir: string | undefi
       : [],
     contextDefaults: contextDefaults(settings),
   };
-  if (indexDir !== undefined) wire.indexDir = indexDir;
   return wire;
 }

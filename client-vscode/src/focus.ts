@@ -1,33 +1,21 @@
 // What the editor says about where the work is, sent with every request as `focus`: the active
-// file and cursor, the open files (visible first) and the recently edited ones. Only files inside a
-// workspace folder are sent: the server rejects any other.
+// file and cursor, the open files (visible first) and the recently edited ones with the time of
+// each file's last edit. Only files inside a workspace folder are sent: the server rejects any other.
 import * as vscode from "vscode";
+import { EditLog, openFiles } from "./focus_state";
 import type { WireFocus } from "./lsp_ext";
-
-const MAX_OPEN = 20;
-const MAX_RECENT = 20;
 
 function inWorkspace(uri: vscode.Uri): boolean {
   return uri.scheme === "file" && vscode.workspace.getWorkspaceFolder(uri) !== undefined;
 }
 
-// The files edited most recently, newest first: kept from the editor's change events.
+// The files edited most recently, kept from the editor's change events.
 export class RecentEdits implements vscode.Disposable {
-  private readonly uris: string[] = [];
+  readonly log = new EditLog();
   private readonly subscription = vscode.workspace.onDidChangeTextDocument((event) => {
     if (event.contentChanges.length === 0 || !inWorkspace(event.document.uri)) return;
-    const uri = event.document.uri.toString();
-    const at = this.uris.indexOf(uri);
-    if (at !== 0) {
-      if (at > 0) this.uris.splice(at, 1);
-      this.uris.unshift(uri);
-      this.uris.length = Math.min(this.uris.length, MAX_RECENT);
-    }
+    this.log.record(event.document.uri.toString(), Date.now());
   });
-
-  get recent(): readonly string[] {
-    return this.uris;
-  }
 
   dispose(): void {
     this.subscription.dispose();
@@ -44,18 +32,18 @@ export function editorFocus(recent: RecentEdits, overrideUri?: vscode.Uri): Wire
     const active = editor.selection.active;
     focus.position = { line: active.line, character: active.character };
   }
-  const open: string[] = [];
-  const add = (uri: vscode.Uri): void => {
-    const text = uri.toString();
-    if (inWorkspace(uri) && !open.includes(text) && open.length < MAX_OPEN) open.push(text);
-  };
-  for (const visible of vscode.window.visibleTextEditors) add(visible.document.uri);
-  for (const group of vscode.window.tabGroups.all) {
-    for (const tab of group.tabs) {
-      if (tab.input instanceof vscode.TabInputText) add(tab.input.uri);
-    }
-  }
-  if (open.length) focus.openUris = open;
-  if (recent.recent.length) focus.recentUris = [...recent.recent];
+  const visible = vscode.window.visibleTextEditors
+    .map((shown) => shown.document.uri)
+    .filter(inWorkspace)
+    .map((uri) => uri.toString());
+  const tabs = vscode.window.tabGroups.all
+    .flatMap((group) => group.tabs)
+    .flatMap((tab) => (tab.input instanceof vscode.TabInputText ? [tab.input.uri] : []))
+    .filter(inWorkspace)
+    .map((uri) => uri.toString());
+  const open = openFiles(visible, tabs);
+  if (open.length) focus.openFiles = open;
+  const edits = recent.log.wire();
+  if (edits.length) focus.recentEdits = edits;
   return focus;
 }

@@ -12,6 +12,7 @@ export const CONFIGURATION_SECTION = "smartctx";
 
 export const INDEX_UNAVAILABLE_CODE = -32010;
 export const CONTENT_MODIFIED_CODE = -32801;
+export const MAX_FOCUS_FILES = 200;
 
 // The camelCase option names of contextForTask (protocol.py OPTION_FIELDS).
 export const OPTION_NAMES = [
@@ -34,17 +35,34 @@ export const OPTION_NAMES = [
 export type ContextOptions = Partial<Record<(typeof OPTION_NAMES)[number], number | boolean | string>>;
 
 export type IndexState = "indexing" | "ready" | "failed";
+export type IndexRole = "writer" | "follower" | "mixed";
 
 export interface WirePosition {
   line: number;
   character: number;
 }
 
+export interface WireOpenFile {
+  uri: string;
+  // Shown in an editor now (default false); a tab in the background is open but not visible.
+  visible?: boolean;
+}
+
+export interface WireRecentEdit {
+  uri: string;
+  // When the file was last edited, ISO 8601 (`new Date().toISOString()`).
+  editedAt: string;
+}
+
+// Where the work is; the server adds the edits it saw itself, and takes the documents opened with
+// didOpen as the open files when `openFiles` is absent. At most MAX_FOCUS_FILES entries per list.
 export interface WireFocus {
   uri?: string;
   position?: WirePosition;
-  openUris?: string[];
-  recentUris?: string[];
+  // Visible files first.
+  openFiles?: WireOpenFile[];
+  // Newest first.
+  recentEdits?: WireRecentEdit[];
 }
 
 export interface ContextForTaskParams {
@@ -101,7 +119,10 @@ export interface IndexStatus {
   filesTotal: number;
   pendingFiles: number;
   indexedFiles: number;
+  role: IndexRole;
   message?: string;
+  writerPid?: number;
+  writerCommand?: string;
 }
 
 export interface WireRecentChange {

@@ -113,7 +113,7 @@ export class Server implements vscode.Disposable {
           this.scheduleRestart("a launch setting changed");
         } else if (event.affectsConfiguration(ext.CONFIGURATION_SECTION)) {
           void this.client?.sendNotification(lc.DidChangeConfigurationNotification.type, {
-            settings: wireSettings(settingsReader(), this.indexDir()),
+            settings: wireSettings(settingsReader()),
           });
         }
       }),
@@ -140,10 +140,6 @@ export class Server implements vscode.Disposable {
     const folder = this.context.globalStorageUri.fsPath;
     mkdirSync(folder, { recursive: true });
     return folder;
-  }
-
-  private indexDir(): string | undefined {
-    return this.context.storageUri?.fsPath;
   }
 
   private setState(state: ServerState): void {
@@ -220,7 +216,7 @@ export class Server implements vscode.Disposable {
       documentSelector: DOCUMENT_LANGUAGES.map((language) => ({ scheme: "file", language })),
       outputChannel: this.log,
       revealOutputChannelOn: lc.RevealOutputChannelOn.Never,
-      initializationOptions: wireSettings(settingsReader(), this.indexDir()),
+      initializationOptions: wireSettings(settingsReader()),
       errorHandler: {
         error: () => ({ action: lc.ErrorAction.Continue }),
         closed: () => this.onClosed(client),

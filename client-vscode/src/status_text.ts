@@ -12,6 +12,23 @@ function count(value: number): string {
   return value.toLocaleString("en-US");
 }
 
+// Another smartctx process (an agent's MCP server, the CLI, another window) writes the index that
+// this server answers from; the text says so briefly, the tooltip who it is.
+function following(index: IndexStatus): { text: string; tooltip: string } {
+  // A server older than role (a venv not upgraded with the extension) does not send it.
+  const role = (index.role as IndexStatus["role"] | undefined) ?? "writer";
+  if (role === "writer") return { text: "", tooltip: "" };
+  const writer =
+    index.writerPid !== undefined
+      ? `${index.writerCommand ?? "smartctx"} (pid ${index.writerPid})`
+      : "another smartctx process";
+  const whose = role === "mixed" ? "Some folders' indexes are" : "The index is";
+  return {
+    text: " (shared)",
+    tooltip: ` ${whose} written by ${writer}; this server follows its updates and takes over writing when it exits.`,
+  };
+}
+
 // Pure: what the item shows for a server state and the last index status.
 export function statusText(state: ServerState, index: IndexStatus | undefined): StatusText {
   if (state.kind === "missing" || state.kind === "stopped") {
@@ -33,11 +50,12 @@ export function statusText(state: ServerState, index: IndexStatus | undefined): 
   }
   // A server older than indexedFiles (a venv not upgraded with the extension) does not send it.
   const indexed = (index.indexedFiles as number | undefined) ?? 0;
+  const shared = following(index);
   const progress = index.filesTotal > 0 ? `${count(index.filesDone)}/${count(index.filesTotal)}` : "";
   if (index.state === "indexing" && indexed === 0) {
     return {
-      text: `$(sync~spin) SmartCtx: indexing${progress ? ` ${progress}` : ""}`,
-      tooltip: "Indexing the workspace; requests are answered from what is indexed so far.",
+      text: `$(sync~spin) SmartCtx: indexing${progress ? ` ${progress}` : ""}${shared.text}`,
+      tooltip: `Indexing the workspace; requests are answered from what is indexed so far.${shared.tooltip}`,
       error: false,
     };
   }
@@ -45,15 +63,15 @@ export function statusText(state: ServerState, index: IndexStatus | undefined): 
   const files = `${count(indexed || index.filesTotal)} files`;
   if (index.state === "indexing") {
     return {
-      text: `$(sync~spin) SmartCtx: ${files}`,
-      tooltip: `Updating the index: ${progress} changed files done. Requests are answered meanwhile.`,
+      text: `$(sync~spin) SmartCtx: ${files}${shared.text}`,
+      tooltip: `Updating the index: ${progress} changed files done. Requests are answered meanwhile.${shared.tooltip}`,
       error: false,
     };
   }
   const pending = index.pendingFiles > 0 ? `, ${count(index.pendingFiles)} pending` : "";
   return {
-    text: `$(check) SmartCtx: ${files}${pending}`,
-    tooltip: `Index ready: ${files}${pending}. Click for index status and actions.`,
+    text: `$(check) SmartCtx: ${files}${pending}${shared.text}`,
+    tooltip: `Index ready: ${files}${pending}.${shared.tooltip} Click for index status and actions.`,
     error: false,
   };
 }

@@ -2,6 +2,11 @@
 
 Every failure a user can cause (a missing path, an unreadable index folder) ends in one line on
 stderr and a non-zero exit code, never a traceback.
+
+When another smartctx process (an editor's language server, an agent's MCP server) writes the
+folder's index, ``index``, ``context`` and ``status`` never write it too (live/sharing.py): they read
+what it has committed, after waiting up to ``--wait`` seconds for its first index if it is still at
+it, and say so on stderr. If that process exits meanwhile, the command takes over and indexes.
 """
 
 from __future__ import annotations
@@ -11,27 +16,49 @@ import json
 import logging
 import os
 import sys
+import time
 from collections.abc import Sequence
 from importlib.metadata import version
 from pathlib import Path
 
 from tqdm import tqdm
 
-from smartctx.core.context import TOKENIZERS, ContextOptions, ContextRequest, InvalidRequestError
+from smartctx.core.context import (
+    MAX_FOCUS_FILES,
+    TOKENIZERS,
+    ContextOptions,
+    ContextRequest,
+    Focus,
+    InvalidRequestError,
+    RecentEdit,
+)
 from smartctx.core.redact import RedactingFormatter, redact, redact_tree
 from smartctx.core.tokens import TokenCounter
 from smartctx.history.changes import GitHistory
 from smartctx.indexing.indexer import IndexConfig, Indexer, IndexReport
 from smartctx.indexing.scanner import ScanConfig
 from smartctx.indexing.sources import WorkspaceSources
+from smartctx.live.sharing import (
+    FOLLOW_POLL_S,
+    Wait,
+    WriterLock,
+    publish_status,
+    read_status,
+    this_process,
+    wait_for_first_index,
+)
+from smartctx.live.status import StatusCounts, WriterInfo
 from smartctx.lsp.framing import DEFAULT_MAX_BODY_BYTES
 from smartctx.output.pack_json import pack_to_wire
 from smartctx.retrieval.pipeline import build_context
-from smartctx.store.database import INDEX_FILE_NAME, IndexUnavailableError
-from smartctx.store.index_store import IndexStore, default_index_dir
+from smartctx.store.database import INDEX_FILE_NAME, IndexUnavailableError, check_index
+from smartctx.store.index_store import IndexStore, default_index_dir, index_size_bytes
+from smartctx.store.snapshot import IndexSnapshot
 
 EXIT_OK = 0
 EXIT_FAILURE = 1
+# How long index and context wait, by default, for another process's first index of the folder.
+DEFAULT_WAIT_S = 30.0
 
 
 class UserError(Exception):
@@ -77,6 +104,7 @@ def _argument_parser() -> argparse.ArgumentParser:
         "--workers", type=_non_negative_int, help="parser processes (0: parse in this process)"
     )
     index.add_argument("--quiet", action="store_true", help="no progress bar")
+    _add_wait_argument(index)
     index.set_defaults(handler=_index_command)
 
     context = commands.add_parser(
@@ -127,8 +155,25 @@ def _argument_parser() -> argparse.ArgumentParser:
     context.add_argument(
         "--tokenizer", choices=TOKENIZERS, help="tokenizer to count with (default o200k_base)"
     )
+    context.add_argument(
+        "--open",
+        nargs="+",
+        action="extend",
+        default=[],
+        metavar="FILE",
+        help="files open in your editor (the work is near them); the first is the active one",
+    )
+    context.add_argument(
+        "--recent",
+        nargs="+",
+        action="extend",
+        default=[],
+        metavar="FILE",
+        help="files you edited lately; each counts from its modification time",
+    )
     context.add_argument("--format", choices=("markdown", "json"), default="markdown", help="output format")
     context.add_argument("--quiet", action="store_true", help="no progress bar while indexing")
+    _add_wait_argument(context)
     context.set_defaults(handler=_context_command)
 
     status = commands.add_parser("status", help="what the index of a workspace holds")
@@ -178,6 +223,17 @@ def _add_workspace_arguments(parser: argparse.ArgumentParser) -> None:
     )
 
 
+def _add_wait_argument(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--wait",
+        type=float,
+        default=DEFAULT_WAIT_S,
+        metavar="SECONDS",
+        help="when another smartctx process is building this folder's first index, wait this long for"
+        f" it before using what it has so far (default {DEFAULT_WAIT_S:.0f})",
+    )
+
+
 def _positive_int(text: str) -> int:
     value = _non_negative_int(text)
     if value == 0:
@@ -212,31 +268,124 @@ def _workspace(path_text: str) -> Path:
 
 
 def _reconcile(root: Path, store: IndexStore, config: IndexConfig, quiet: bool) -> IndexReport:
-    """Bring the index up to date, with a progress bar on a terminal."""
+    """Bring the index up to date, with a progress bar on a terminal; the progress is published for
+    servers that start meanwhile and follow this process (live/sharing.py)."""
     if store.rebuilt_reason:
         print(f"smartctx: warning: rebuilding the index: {store.rebuilt_reason}", file=sys.stderr)
     indexer = Indexer(root, store, config)
+    me = this_process()
+    publish_status(store.index_dir, StatusCounts(True, 0, 0, 0), me)
     with tqdm(
         desc="parsing", unit=" files", disable=True if quiet else None, file=sys.stderr, leave=False
     ) as bar:
+        published_s = time.monotonic()
 
         def progress(done: int, total: int) -> None:
+            nonlocal published_s
             if bar.total != total:
                 bar.reset(total=total)
             bar.update(done - bar.n)
+            # Followers look this often; publishing more often would only rewrite the file.
+            if time.monotonic() - published_s >= FOLLOW_POLL_S:
+                published_s = time.monotonic()
+                publish_status(store.index_dir, StatusCounts(True, done, total, total - done), me)
 
-        return indexer.reconcile(progress)
+        report = indexer.reconcile(progress)
+    done = report.files_parsed
+    publish_status(store.index_dir, StatusCounts(False, done, done, 0, indexed_files=report.files_total), me)
+    return report
+
+
+def _index_dir(root: Path, given: Path | None) -> Path:
+    return given.expanduser().absolute() if given is not None else default_index_dir(root)
+
+
+def _claim(lock: WriterLock, root: Path, wait_s: float, quiet: bool) -> bool:
+    """Whether this process may write the index: True once it holds the lock (now, or after the
+    writer it waited for went away); False when another process writes it and it can be read."""
+    try:
+        if lock.try_acquire():
+            return True
+    except OSError as error:
+        raise UserError(f"cannot create index folder {lock.index_dir}: {error.strerror}") from None
+    with tqdm(
+        desc="waiting for the first index",
+        unit=" files",
+        disable=True if quiet else None,
+        file=sys.stderr,
+        leave=False,
+    ) as bar:
+        waited: list[WriterInfo] = []
+
+        def progress(counts: StatusCounts, writer: WriterInfo) -> None:
+            if not waited:
+                waited.append(writer)
+                print(f"smartctx: waiting for {_named(writer)} to finish its first index", file=sys.stderr)
+            if bar.total != counts.files_total:
+                bar.reset(total=counts.files_total)
+            bar.update(counts.files_done - bar.n)
+
+        outcome = wait_for_first_index(lock, root, wait_s, progress)
+    if outcome is Wait.TOOK_OVER:
+        print("smartctx: the process that was indexing has exited; indexing here", file=sys.stderr)
+        return True
+    if not (lock.index_dir / INDEX_FILE_NAME).exists():
+        raise UserError(
+            f"{_writer_name(lock.index_dir)} is about to index {root} but has not created the index yet;"
+            " try again in a moment (or with a longer --wait)"
+        )
+    problem = check_index(lock.index_dir / INDEX_FILE_NAME, root)
+    if problem is not None:
+        raise UserError(
+            f"{_writer_name(lock.index_dir)} writes an index this smartctx cannot read: {problem}"
+        )
+    if outcome is Wait.TIMED_OUT:
+        print(
+            f"smartctx: {_writer_name(lock.index_dir)} is still at its first index; using what it has"
+            " indexed so far (--wait gives it longer)",
+            file=sys.stderr,
+        )
+    else:
+        print(
+            f"smartctx: {_writer_name(lock.index_dir)} keeps this index up to date; not indexing twice",
+            file=sys.stderr,
+        )
+    return False
+
+
+def _named(writer: WriterInfo) -> str:
+    return f"{writer.command} (pid {writer.pid})"
+
+
+def _writer_name(index_dir: Path) -> str:
+    published = read_status(index_dir)
+    return "another smartctx process" if published is None else _named(published[1])
+
+
+def _writer_pending(index_dir: Path) -> int:
+    """Files the writer still has to index, as it last published."""
+    published = read_status(index_dir)
+    if published is None:
+        return 0
+    counts, _ = published
+    return counts.pending_files
 
 
 def _index_command(args: argparse.Namespace) -> int:
     root = _workspace(args.path)
-    store = IndexStore(root, args.index_dir)
-    try:
-        config = IndexConfig(scan=ScanConfig(max_file_bytes=args.max_file_bytes), workers=args.workers)
-        report = _reconcile(root, store, config, args.quiet)
-        print(_summary(root, store, report))
-    finally:
-        store.close()
+    with WriterLock(_index_dir(root, args.index_dir)) as lock:
+        if not _claim(lock, root, args.wait, args.quiet):
+            with IndexSnapshot(lock.index_dir / INDEX_FILE_NAME) as snapshot:
+                print(_summary(root, snapshot, lock.index_dir, None))
+            return EXIT_OK
+        store = IndexStore(root, lock.index_dir)
+        try:
+            config = IndexConfig(scan=ScanConfig(max_file_bytes=args.max_file_bytes), workers=args.workers)
+            report = _reconcile(root, store, config, args.quiet)
+            with store.snapshot() as snapshot:
+                print(_summary(root, snapshot, lock.index_dir, report))
+        finally:
+            store.close()
     return EXIT_OK
 
 
@@ -266,20 +415,29 @@ def _context_command(args: argparse.Namespace) -> int:
     except InvalidRequestError as error:
         raise UserError(str(error)) from None
     root = _workspace(args.root)
-    store = IndexStore(root, args.index_dir)
-    try:
-        _reconcile(root, store, IndexConfig(), quiet=args.quiet)
-        counter = TokenCounter(options.tokenizer)
-        with store.snapshot() as snapshot:
-            pack = build_context(
-                ContextRequest(task, options),
-                snapshot,
-                counter,
-                WorkspaceSources(root),
-                history=GitHistory(root) if options.include_prs else None,
-            )
-    finally:
-        store.close()
+    focus = _focus(root, args.open, args.recent)
+    with WriterLock(_index_dir(root, args.index_dir)) as lock:
+        store: IndexStore | None = None
+        pending = 0
+        if _claim(lock, root, args.wait, args.quiet):
+            store = IndexStore(root, lock.index_dir)
+        try:
+            if store is not None:
+                _reconcile(root, store, IndexConfig(), quiet=args.quiet)
+            else:
+                pending = _writer_pending(lock.index_dir)
+            with IndexSnapshot(lock.index_dir / INDEX_FILE_NAME) as snapshot:
+                pack = build_context(
+                    ContextRequest(task, options, focus),
+                    snapshot,
+                    TokenCounter(options.tokenizer),
+                    WorkspaceSources(root),
+                    history=GitHistory(root) if options.include_prs else None,
+                    pending_files=pending,
+                )
+        finally:
+            if store is not None:
+                store.close()
     if args.format == "json":
         print(json.dumps(redact_tree(pack_to_wire(pack)), indent=2, ensure_ascii=False))
     else:
@@ -293,21 +451,62 @@ def _context_command(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
-def _summary(root: Path, store: IndexStore, report: IndexReport) -> str:
-    with store.snapshot() as snapshot:
-        stats = snapshot.stats()
+def _focus(root: Path, opened: list[str], edited: list[str]) -> Focus:
+    """``--open`` and ``--recent`` as a focus: the first open file is the active one, the others are
+    visible; a recent edit is as old as the file's modification time says."""
+    for option, files in (("--open", opened), ("--recent", edited)):
+        if len(files) > MAX_FOCUS_FILES:
+            raise UserError(f"{option} takes at most {MAX_FOCUS_FILES} files, got {len(files)}")
+    open_paths = [_focus_path(root, text, "--open") for text in opened]
+    now = time.time()
+    edits = []
+    for text in edited:
+        path = _focus_path(root, text, "--recent")
+        edits.append(RecentEdit(path, max(0.0, now - (root / path).stat().st_mtime)))
+    return Focus(
+        active_path=open_paths[0] if open_paths else None,
+        visible_paths=tuple(open_paths[1:]),
+        recent_edits=tuple(sorted(edits, key=lambda edit: edit.age_s)),
+    )
+
+
+def _focus_path(root: Path, text: str, option: str) -> str:
+    """A file named on the command line, relative to the current folder (or else to ``--root``), as
+    a workspace-relative POSIX path."""
+    given = Path(text).expanduser()
+    if not given.is_absolute():
+        given = given if given.exists() else root / given
+    path = given.resolve()
+    if not path.is_relative_to(root):
+        raise UserError(f"{option} {text}: not inside the workspace folder {root}")
+    if not path.is_file():
+        raise UserError(f"{option} {text}: no such file in {root}")
+    return path.relative_to(root).as_posix()
+
+
+def _summary(root: Path, snapshot: IndexSnapshot, index_dir: Path, report: IndexReport | None) -> str:
+    """What the index holds; with ``report``, what this run did, else who keeps the index."""
+    stats = snapshot.stats()
     languages = ", ".join(f"{language} {count:,}" for language, count in stats.files_by_language.items())
-    skipped = ", ".join(f"{reason} {count:,}" for reason, count in sorted(report.skipped.items())) or "none"
-    lines = [
-        f"indexed {root} in {report.seconds:.1f} s",
-        f"  files    {stats.files:,} ({languages or 'none'})",
-        f"  changes  {report.files_parsed:,} parsed, {report.files_unchanged:,} unchanged,"
-        f" {report.files_deleted:,} removed",
+    files = f"  files    {stats.files:,} ({languages or 'none'})"
+    symbols = (
         f"  symbols  {stats.nodes:,}   edges {stats.edges:,}   references {stats.references:,}"
-        f" ({stats.unresolved_references:,} unresolved)",
-        f"  skipped  {skipped}",
-        f"  index    {store.path} ({store.size_bytes() / 1e6:.1f} MB)",
-    ]
+        f" ({stats.unresolved_references:,} unresolved)"
+    )
+    index = f"  index    {index_dir / INDEX_FILE_NAME} ({index_size_bytes(index_dir) / 1e6:.1f} MB)"
+    if report is None:
+        lines = [f"{root}: indexed by {_writer_name(index_dir)}, which keeps it up to date", files, symbols]
+    else:
+        skipped = ", ".join(f"{reason} {count:,}" for reason, count in sorted(report.skipped.items()))
+        lines = [
+            f"indexed {root} in {report.seconds:.1f} s",
+            files,
+            f"  changes  {report.files_parsed:,} parsed, {report.files_unchanged:,} unchanged,"
+            f" {report.files_deleted:,} removed",
+            symbols,
+            f"  skipped  {skipped or 'none'}",
+        ]
+    lines.append(index)
     if stats.files_with_errors:
         lines.insert(
             2, f"  note     {stats.files_with_errors:,} files had syntax errors; what parsed is indexed"
@@ -317,16 +516,26 @@ def _summary(root: Path, store: IndexStore, report: IndexReport) -> str:
 
 def _status_command(args: argparse.Namespace) -> int:
     root = _workspace(args.path)
-    index_dir = args.index_dir if args.index_dir is not None else default_index_dir(root)
+    index_dir = _index_dir(root, args.index_dir)
     if not (index_dir / INDEX_FILE_NAME).exists():
         raise UserError(f"{root} has no index yet; run: smartctx index {args.path}")
-    store = IndexStore(root, args.index_dir)
-    try:
-        if store.rebuilt_reason:
-            raise UserError(
-                f"the index was unusable and has been reset ({store.rebuilt_reason}); run: smartctx index"
-            )
-        with store.snapshot() as snapshot:
+    with WriterLock(index_dir) as lock:
+        writing = lock.try_acquire()
+        if writing:
+            # Nobody writes it: opening it checks it and moves an unusable one aside.
+            store = IndexStore(root, index_dir)
+            store.close()
+            if store.rebuilt_reason:
+                raise UserError(
+                    f"the index was unusable and has been reset ({store.rebuilt_reason}); run: smartctx index"
+                )
+        else:
+            problem = check_index(index_dir / INDEX_FILE_NAME, root)
+            if problem is not None:
+                raise UserError(
+                    f"{_writer_name(index_dir)} writes an index this smartctx cannot read: {problem}"
+                )
+        with IndexSnapshot(index_dir / INDEX_FILE_NAME) as snapshot:
             stats = snapshot.stats()
             last = snapshot.meta("last_indexed") or "never completed"
         languages = ", ".join(f"{language} {count:,}" for language, count in stats.files_by_language.items())
@@ -334,11 +543,12 @@ def _status_command(args: argparse.Namespace) -> int:
         print(f"  files    {stats.files:,} ({languages or 'none'})")
         print(f"  symbols  {stats.nodes:,}   edges {stats.edges:,}")
         print(f"  updated  {last}")
-        pending = stats.pending_references or stats.scores_dirty
-        print(f"  state    {'work pending: run smartctx index' if pending else 'ready'}")
-        print(f"  index    {store.path} ({store.size_bytes() / 1e6:.1f} MB)")
-    finally:
-        store.close()
+        if writing:
+            pending = stats.pending_references or stats.scores_dirty
+            print(f"  state    {'work pending: run smartctx index' if pending else 'ready'}")
+        else:
+            print(f"  state    kept up to date by {_writer_name(index_dir)}")
+        print(f"  index    {index_dir / INDEX_FILE_NAME} ({index_size_bytes(index_dir) / 1e6:.1f} MB)")
     return EXIT_OK
 
 

@@ -7,7 +7,7 @@ import asyncio
 import json
 import sys
 from pathlib import Path
-from typing import Any
+from typing import IO, Any
 
 # Long enough for a loaded CI machine, short enough that a hang fails quickly.
 WAIT_S = 30.0
@@ -35,9 +35,8 @@ class RawClient:
         self.other_answers: list[dict[str, Any]] = []
 
     @classmethod
-    async def start(cls, *arguments: str, stderr: Path | None = None) -> RawClient:
-        """``stderr``: a file that receives the server's stderr (by default it is discarded)."""
-        stderr_target = stderr.open("wb") if stderr is not None else asyncio.subprocess.DEVNULL
+    async def start(cls, *arguments: str, stderr: IO[str] | None = None) -> RawClient:
+        """A server process; its stderr (the log) goes to ``stderr``, or nowhere."""
         process = await asyncio.create_subprocess_exec(
             sys.executable,
             "-m",
@@ -46,11 +45,8 @@ class RawClient:
             *arguments,
             stdin=asyncio.subprocess.PIPE,
             stdout=asyncio.subprocess.PIPE,
-            stderr=stderr_target,
+            stderr=stderr if stderr is not None else asyncio.subprocess.DEVNULL,
         )
-        if stderr is not None:
-            # The child holds its own copy of the descriptor.
-            stderr_target.close()
         return cls(process)
 
     async def write(self, data: bytes) -> None:

@@ -170,6 +170,7 @@ async def test_lists_three_tools_with_schemas_and_descriptions(shop: Path, tmp_p
         "prCutoff",
         "includeImpact",
         "focusFile",
+        "focusFiles",
     }
     assert tools["expand_symbol"].input_schema["required"] == ["id"]
     for tool in tools.values():
@@ -209,7 +210,7 @@ async def test_each_tool_answers_with_text_structured_content_and_citation_links
     assert _links(expanded)[0].uri.endswith(f"shop/payments.py#L{node['startLine']}-L{node['endLine']}")
 
     top = _structured(focused)["bodies"][0]
-    assert top["filePath"] == "shop/orders.py" and "activeFile" in top["scoreParts"]
+    assert top["filePath"] == "shop/orders.py" and "focusFile" in top["scoreParts"]
 
 
 @pytest.mark.parametrize(
@@ -225,6 +226,12 @@ async def test_each_tool_answers_with_text_structured_content_and_citation_links
         ("get_context_for_task", {"task": "cart", "focusFile": "/etc/passwd"}, "focusFile"),
         ("get_context_for_task", {"task": "cart", "focusFile": "../outside.py"}, "focusFile"),
         ("get_context_for_task", {"task": "cart", "focusFile": "shop/missing.py"}, "focusFile"),
+        ("get_context_for_task", {"task": "cart", "focusFiles": "shop/orders.py"}, "focusFiles"),
+        (
+            "get_context_for_task",
+            {"task": "cart", "focusFiles": ["shop/orders.py", "/etc/passwd"]},
+            "focusFiles[1]",
+        ),
         ("get_context_for_task", {"task": "cart", "colour": "red"}, "colour"),
         ("expand_symbol", {}, "id"),
         ("expand_symbol", {"id": "shop/nowhere.py::ghost"}, "id"),

@@ -122,7 +122,7 @@ async def test_an_unsaved_buffer_in_the_second_folder_is_found(
         "shipping/app/core.py::weigh_parcel_exactly",
         roots["shipping"].as_uri(),
     )
-    assert first["scoreParts"]["activeFile"] > 0
+    assert first["scoreParts"]["focusFile"] > 0
 
 
 async def test_a_folder_added_at_run_time_is_indexed_and_a_removed_one_leaves_the_pack(

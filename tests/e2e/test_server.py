@@ -72,6 +72,14 @@ INVALID_PARAMS = {
     "unknown option": ({"task": DECLINED, "options": {"colour": "blue"}}, "options.colour"),
     "cutoff not a date": ({"task": DECLINED, "options": {"prCutoff": "last tuesday"}}, "options.prCutoff"),
     "focus outside the workspace": ({"task": DECLINED, "focus": {"uri": "file:///etc/passwd"}}, "focus.uri"),
+    "open file outside the workspace": (
+        {"task": DECLINED, "focus": {"openFiles": [{"uri": "file:///etc/passwd"}]}},
+        "focus.openFiles[0].uri",
+    ),
+    "recent edit without a time": (
+        {"task": DECLINED, "focus": {"recentEdits": [{"uri": "file:///etc/passwd"}]}},
+        "focus.recentEdits[0]",
+    ),
 }
 
 
@@ -293,3 +301,49 @@ async def test_history_sections_over_the_protocol(client: LanguageClient, status
     assert pack["impact"]["target"]["id"] == DECLINED_FIRST_BODY
     assert all(body["recentPRs"] == [] for body in pack["bodies"])
     assert "history-unavailable" in [warning["code"] for warning in pack["metadata"]["warnings"]]
+
+
+def focus_parts(pack: dict[str, Any], path: str) -> set[str]:
+    """The focus parts of the scores of the bodies from ``path``."""
+    return {
+        part
+        for body in pack["bodies"]
+        if body["filePath"] == path
+        for part in body["scoreParts"]
+        if part.startswith("focus")
+    }
+
+
+STOCK = "reserve stock for every line of an order"
+
+
+async def test_an_edit_in_the_editor_steers_packs_of_a_client_that_sends_no_focus(
+    client: LanguageClient, statuses: IndexStatusLog, workspace: Path
+) -> None:
+    await statuses.ready()
+    inventory = workspace / "shop" / "inventory.py"
+    saved = inventory.read_text(encoding="utf-8")
+    before = await context_for_task(client, {"task": STOCK})
+    document = open_buffer(client, inventory, saved)
+    change_buffer(client, document, saved + "\n# counted again on Mondays\n")
+    await statuses.ready(2)
+    client.text_document_did_close(types.DidCloseTextDocumentParams(text_document=document))
+    await statuses.ready(3)
+
+    after = await context_for_task(client, {"task": STOCK})
+
+    assert focus_parts(before, "shop/inventory.py") == set()
+    assert "focusFile" in focus_parts(after, "shop/inventory.py")
+
+
+async def test_a_save_the_watcher_sees_steers_the_next_pack(
+    client: LanguageClient, statuses: IndexStatusLog, workspace: Path
+) -> None:
+    await statuses.ready()
+    inventory = workspace / "shop" / "inventory.py"
+    inventory.write_text(inventory.read_text(encoding="utf-8") + "\n# saved outside the editor\n", "utf-8")
+    await statuses.ready(2)
+
+    pack = await context_for_task(client, {"task": STOCK})
+
+    assert "focusFile" in focus_parts(pack, "shop/inventory.py")

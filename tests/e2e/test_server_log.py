@@ -15,7 +15,8 @@ async def test_a_warning_sent_to_the_client_is_not_repeated_on_stderr(
     workspace: Path, index_dir: Path, tmp_path: Path
 ) -> None:
     stderr = tmp_path / "stderr.log"
-    client = await RawClient.start(stderr=stderr)
+    with stderr.open("w") as server_stderr_file:
+        client = await RawClient.start(stderr=server_stderr_file)
     try:
         await client.initialize(workspace, index_dir, settings={"bufferDebounceMs": "soon"})
         # The index status answer comes after the initialized handler has logged its warnings.

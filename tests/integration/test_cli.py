@@ -331,6 +331,48 @@ def test_context_json_from_stdin(tmp_path: Path) -> None:
     )
 
 
+def test_open_and_recent_files_steer_the_pack(tmp_path: Path) -> None:
+    root = write_tree(tmp_path / "ws", SAMPLE)
+    base = ("context", "order total price", "--root", str(root), "--format", "json", "--quiet")
+    plain = run(*base, "--index-dir", str(tmp_path / "i"))
+    focused = run(
+        *base,
+        "--index-dir",
+        str(tmp_path / "i"),
+        "--open",
+        "app/pricing.py",
+        "--recent",
+        str(root / "app/models.py"),
+    )
+
+    assert plain.returncode == 0 and focused.returncode == 0, plain.stderr + focused.stderr
+    parts = {body["id"]: body["scoreParts"] for body in json.loads(focused.stdout)["bodies"]}
+    assert "focusFile" in parts["app/pricing.py::price"]
+    assert "focusFile" in parts["app/models.py::Order.total"]
+    assert not any(
+        part.startswith("focus") for body in json.loads(plain.stdout)["bodies"] for part in body["scoreParts"]
+    )
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (("context", "x", "--open", "no/such/file.py"), "--open no/such/file.py: no such file"),
+        (
+            ("context", "x", "--recent", "/etc/passwd"),
+            "--recent /etc/passwd: not inside the workspace folder",
+        ),
+    ],
+)
+def test_focus_files_outside_the_workspace_are_refused(
+    tmp_path: Path, args: tuple[str, ...], message: str
+) -> None:
+    root = write_tree(tmp_path / "ws", SAMPLE)
+    result = run(*args, "--root", str(root), "--index-dir", str(tmp_path / "i"))
+    assert result.returncode != 0
+    assert message in result.stderr and "Traceback" not in result.stderr
+
+
 @pytest.mark.parametrize(
     ("args", "message"),
     [

@@ -7,16 +7,14 @@ reconciled and compared, row for row, with an index built from nothing in anothe
 
 from __future__ import annotations
 
-import math
 import os
-import shutil
 from pathlib import Path
 
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from index_dump import IndexDump, dump
+from index_dump import assert_same_index, dump, fresh_dump
 from smartctx.indexing import indexer as indexer_module
 from smartctx.indexing.indexer import IndexConfig, Indexer
 from smartctx.store.index_store import IndexStore
@@ -84,28 +82,6 @@ def apply(root: Path, edit: tuple[str, str, object]) -> None:
         path.write_bytes(b"\x00\x01binary\x00" * 10)
 
 
-def fresh_dump(root: Path, index_dir: Path) -> IndexDump:
-    shutil.rmtree(index_dir, ignore_errors=True)
-    store = IndexStore(root, index_dir)
-    try:
-        Indexer(root, store, IndexConfig(workers=0)).reconcile()
-        with store.snapshot() as snapshot:
-            return dump(snapshot)
-    finally:
-        store.close()
-
-
-def assert_same_index(live: IndexDump, fresh: IndexDump) -> None:
-    assert live.nodes == fresh.nodes
-    assert live.refs == fresh.refs
-    assert live.edges == fresh.edges
-    assert live.scores.keys() == fresh.scores.keys()
-    for key, (rank, use) in live.scores.items():
-        fresh_rank, fresh_use = fresh.scores[key]
-        assert math.isclose(rank, fresh_rank, rel_tol=1e-6, abs_tol=1e-12), key
-        assert math.isclose(use, fresh_use, rel_tol=1e-9, abs_tol=1e-12), key
-
-
 def touched_paths(edit: tuple[str, str, object]) -> list[str]:
     """The paths an edit changes, as a file watcher would report them."""
     action, path, arg = edit
@@ -144,7 +120,7 @@ def test_incremental_index_equals_fresh_index(
             else:
                 indexer.update_paths([path for edit in step for path in touched_paths(edit)])
             with store.snapshot() as snapshot:
-                live = dump(snapshot)
+                live = dump(snapshot, with_search=True)
             assert_same_index(live, fresh_dump(root, base / "fresh-index"))
     finally:
         store.close()
@@ -203,7 +179,7 @@ def test_disk_wins_over_an_indexed_buffer_once_the_buffer_is_gone(tmp_path: Path
             store = IndexStore(root, tmp_path / "live-index")
             Indexer(root, store, IndexConfig(workers=0)).reconcile()
         with store.snapshot() as snapshot:
-            live = dump(snapshot)
+            live = dump(snapshot, with_search=True)
     finally:
         store.close()
     assert (unchanged.files_parsed, unchanged.files_unchanged) == (0, 1)
@@ -300,3 +276,89 @@ def test_the_index_file_shrinks_when_a_big_file_goes(tmp_path: Path) -> None:
     assert "vacuum" in report.stage_seconds
     # What is left is about one small file's worth: no deleted rows, no stale full-text entries.
     assert without_big < with_big / 20
+
+
+@pytest.mark.parametrize("apply_changes", ["reconcile", "update_paths"])
+def test_names_follow_when_only_their_files_imports_change(tmp_path: Path, apply_changes: str) -> None:
+    """A call resolves through what its file imports. When new modules make that import resolve
+    differently (here: too ambiguous to resolve at all), the call must follow, although neither its
+    file nor its name changed."""
+    root = tmp_path / "ws"
+    (root / "a").mkdir(parents=True)
+    (root / "app.py").write_text("import helper\n\n\ndef main():\n    run()\n")
+    (root / "a" / "helper.py").write_text("def run():\n    return 1\n")
+    store = IndexStore(root, tmp_path / "live-index")
+    try:
+        indexer = Indexer(root, store, IndexConfig(workers=0))
+        indexer.reconcile()
+        added = [f"{folder}/helper.py" for folder in ("b", "c", "d")]
+        for path in added:
+            (root / path).parent.mkdir()
+            (root / path).write_text("VALUE = 1\n")
+        if apply_changes == "reconcile":
+            indexer.reconcile()
+        else:
+            indexer.update_paths(added)
+        with store.snapshot() as snapshot:
+            live = dump(snapshot, with_search=True)
+    finally:
+        store.close()
+    fresh = fresh_dump(root, tmp_path / "fresh-index")
+    assert ("app.py", "main@4", "a/helper.py", "run@1", "calls", 0.5) in fresh.edges
+    assert_same_index(live, fresh)
+
+
+@pytest.mark.parametrize("rewritten", [1, 8])
+def test_full_text_answers_equal_a_fresh_index_after_few_or_most_files_change(
+    tmp_path: Path, rewritten: int
+) -> None:
+    """Old full-text rows leave one by one when few files change, and by emptying the tables and
+    refilling them with what stays when most do (a branch switch): both end where a fresh index is."""
+    root = tmp_path / "ws"
+    root.mkdir()
+    paths = [f"mod{index}.py" for index in range(10)]
+    for index, path in enumerate(paths):
+        (root / path).write_text(python_module([f"before{index}", "shared"], ["shared"], []))
+    store = IndexStore(root, tmp_path / "live-index")
+    try:
+        indexer = Indexer(root, store, IndexConfig(workers=0))
+        indexer.reconcile()
+        for index, path in enumerate(paths[:rewritten]):
+            (root / path).write_text(python_module([f"after{index}", "Widget"], ["shared"], []))
+        (root / paths[-1]).unlink()
+        indexer.update_paths(paths[:rewritten] + paths[-1:])
+        with store.snapshot() as snapshot:
+            live = dump(snapshot, with_search=True)
+            assert snapshot.search({"before0": 1}, 5) == []
+    finally:
+        store.close()
+    assert_same_index(live, fresh_dump(root, tmp_path / "fresh-index"))
+
+
+def test_a_buffer_edited_many_times_indexes_like_its_final_text_on_disk(tmp_path: Path) -> None:
+    """Buffers are parsed incrementally from their previous tree; after a run of edits (some that
+    break the syntax, some that repair it) the index equals a fresh index of the final text."""
+    root = tmp_path / "ws"
+    root.mkdir()
+    (root / "pkg").mkdir()
+    (root / "pkg" / "core.py").write_text(python_module(["alpha", "Widget"], ["beta"], []))
+    (root / "app.py").write_text(python_module(["beta"], ["alpha"], [("pkg/core", "alpha")]))
+    text = (root / "app.py").read_text()
+    edits = [
+        text.replace("beta", "gamma"),
+        text.replace("beta", "gamma") + "def broken(:\n",
+        text.replace("beta", "gamma") + "def repaired():\n    alpha()\n",
+        "class Outer:\n" + "".join(f"    {line}\n" for line in text.splitlines()),
+    ]
+    store = IndexStore(root, tmp_path / "live-index")
+    try:
+        indexer = Indexer(root, store, IndexConfig(workers=0))
+        indexer.reconcile()
+        for edited in edits:
+            indexer.update_paths([], buffers={"app.py": edited.encode()})
+        with store.snapshot() as snapshot:
+            live = dump(snapshot, with_search=True)
+    finally:
+        store.close()
+    (root / "app.py").write_text(edits[-1])
+    assert_same_index(live, fresh_dump(root, tmp_path / "fresh-index"))

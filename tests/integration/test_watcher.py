@@ -15,6 +15,7 @@ from pathlib import Path
 
 import pytest
 
+from gitrepos import Repo
 from smartctx.indexing.scanner import ScanConfig
 from smartctx.indexing.watcher import Watcher
 
@@ -204,3 +205,25 @@ def test_a_kernel_queue_overflow_asks_for_a_reconcile(root: Path, watcher: Watch
 
     assert calls.reconciles == ["inotify queue overflowed, events were lost"]
     assert watcher.watched_dirs() == {"", "src", "src/pkg", "docs"}
+
+
+def test_events_wait_while_git_rewrites_the_work_tree(tmp_path: Path, calls: Calls) -> None:
+    """A checkout holds git's index lock while it writes: what changes meanwhile arrives as one batch
+    once the lock is gone, not a batch per max_delay_s while git is still writing."""
+    repo = Repo(tmp_path / "repo")
+    repo.write("src/a.py", "def a():\n    return 1\n")
+    repo.commit("first")
+    lock = repo.root / ".git" / "index.lock"
+    for _ in start(repo.root, calls, debounce_s=0.05, max_delay_s=0.2):
+        lock.write_text("")
+        (repo.root / "src/b.py").write_text("def b():\n    pass\n", encoding="utf-8")
+        # Several max_delay_s pass with the lock held; then git finishes with one more write.
+        time.sleep(1.0)
+        (repo.root / "src/c.py").write_text("def c():\n    pass\n", encoding="utf-8")
+        released = time.monotonic()
+        lock.unlink()
+        calls.wait(lambda: bool(calls.batches))
+        delivered = time.monotonic()
+
+    assert calls.batches == [["src/b.py", "src/c.py"]]
+    assert delivered >= released

@@ -175,3 +175,50 @@ def test_nothing_below_the_query_depth_is_matched(source_parser: SourceParser) -
     names = {reference.name for reference in source_parser.parse(source.encode(), "javascript").references}
     assert "outer" in names and "wrap" in names
     assert "innermost" not in names
+
+
+# curl's lib/cf-haproxy.c in small: an #ifdef that opens a brace in one branch leaves tree-sitter-c
+# with one ERROR node over the rest of the file (and extern "C" opened in another #ifdef does the
+# same to curl's public headers).
+UNBALANCED_C = b"""#ifdef __cplusplus
+extern "C" {
+#endif
+
+#ifdef USE_UNIX_SOCKETS
+static int open_socket(int unix_socket) {
+  if(unix_socket)
+    return 1;
+  else {
+#endif
+  return 0;
+#ifdef USE_UNIX_SOCKETS
+  }
+#endif
+}
+
+/* A key, as the server sent it. */
+struct api_key {
+  const char *key;
+};
+
+enum api_status { API_GOOD, API_BAD };
+
+API_EXTERN int api_init(struct api_key *key);
+
+#ifdef __cplusplus
+}
+#endif
+"""
+
+
+def test_c_types_and_prototypes_in_an_error_region_are_symbols(source_parser: SourceParser) -> None:
+    result = source_parser.parse(UNBALANCED_C, "c")
+    assert result.has_errors
+    symbols = {(symbol.kind, symbol.qualified_name, symbol.span.start_line) for symbol in result.symbols}
+    assert {
+        (SymbolKind.STRUCT, "api_key", 18),
+        (SymbolKind.ENUM, "api_status", 22),
+        (SymbolKind.FUNCTION, "api_init", 24),
+    } <= symbols
+    (key,) = (symbol for symbol in result.symbols if symbol.name == "api_key")
+    assert key.doc == "A key, as the server sent it."

@@ -164,6 +164,17 @@ export default async function scenario({ s, wb, step, selfTest, waitFor, log, mo
       },
       { timeout: 45000, interval: 1000 },
     );
+    // The request carried the editor state (the active, edited file): the panel's score of a body
+    // from that file names its focus part.
+    const panel = await wb.webviewFrame("SmartCtx: loyalty_points");
+    const scores = await panel.evaluate(() =>
+      [...document.querySelectorAll(".item-head")].map(
+        (head) => head.textContent + " " + head.querySelector(".score")?.title,
+      ),
+    );
+    if (!scores.some((line) => /app\/pricing\.py/.test(line) && /focusFile/.test(line))) {
+      throw new Error(`no body from the edited file shows a focusFile part: ${scores.join(" | ")}`);
+    }
   });
 
   await step("10-chat-add-context-resolves-to-a-pack", async () => {

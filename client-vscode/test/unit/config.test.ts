@@ -25,8 +25,7 @@ function reader(set: Record<string, unknown> = {}): SettingsReader {
 
 describe("wireSettings", () => {
   it("sends the defaults as the server's defaults, and no context option the user did not set", () => {
-    expect(wireSettings(reader(), "/storage/ws")).toEqual({
-      indexDir: "/storage/ws",
+    expect(wireSettings(reader())).toEqual({
       clientLogLevel: "warning",
       hover: true,
       bufferDebounceMs: 150,
@@ -45,7 +44,7 @@ describe("wireSettings", () => {
       exclude: ["docs/", 3],
       "server.logLevel": "debug",
     });
-    expect(wireSettings(settings, undefined)).toEqual({
+    expect(wireSettings(settings)).toEqual({
       clientLogLevel: "debug",
       hover: false,
       bufferDebounceMs: 150,

@@ -16,28 +16,56 @@ describe("statusText", () => {
     [
       "indexing",
       RUNNING,
-      { state: "indexing", filesDone: 120, filesTotal: 1500, pendingFiles: 0, indexedFiles: 0 } as const,
+      {
+        state: "indexing",
+        filesDone: 120,
+        filesTotal: 1500,
+        pendingFiles: 0,
+        indexedFiles: 0,
+        role: "writer",
+      } as const,
       "$(sync~spin) SmartCtx: indexing 120/1,500",
       false,
     ],
     [
       "updating after the first index",
       RUNNING,
-      { state: "indexing", filesDone: 0, filesTotal: 3, pendingFiles: 3, indexedFiles: 1500 } as const,
+      {
+        state: "indexing",
+        filesDone: 0,
+        filesTotal: 3,
+        pendingFiles: 3,
+        indexedFiles: 1500,
+        role: "writer",
+      } as const,
       "$(sync~spin) SmartCtx: 1,500 files",
       false,
     ],
     [
       "ready after a one-file update",
       RUNNING,
-      { state: "ready", filesDone: 1, filesTotal: 1, pendingFiles: 0, indexedFiles: 1500 } as const,
+      {
+        state: "ready",
+        filesDone: 1,
+        filesTotal: 1,
+        pendingFiles: 0,
+        indexedFiles: 1500,
+        role: "writer",
+      } as const,
       "$(check) SmartCtx: 1,500 files",
       false,
     ],
     [
       "ready, changes pending",
       RUNNING,
-      { state: "ready", filesDone: 1500, filesTotal: 1500, pendingFiles: 4, indexedFiles: 1500 } as const,
+      {
+        state: "ready",
+        filesDone: 1500,
+        filesTotal: 1500,
+        pendingFiles: 4,
+        indexedFiles: 1500,
+        role: "writer",
+      } as const,
       "$(check) SmartCtx: 1,500 files, 4 pending",
       false,
     ],
@@ -50,10 +78,27 @@ describe("statusText", () => {
         filesTotal: 0,
         pendingFiles: 0,
         indexedFiles: 0,
+        role: "writer",
         message: "disk full",
       } as const,
       "$(error) SmartCtx: index failed",
       true,
+    ],
+    [
+      "following another process's index",
+      RUNNING,
+      {
+        state: "ready",
+        filesDone: 0,
+        filesTotal: 0,
+        pendingFiles: 0,
+        indexedFiles: 1500,
+        role: "follower",
+        writerPid: 4321,
+        writerCommand: "smartctx mcp",
+      } as const,
+      "$(check) SmartCtx: 1,500 files (shared)",
+      false,
     ],
     ["missing", { kind: "missing", message: "not installed" } as const, undefined, "$(error) SmartCtx", true],
   ])("%s", (_case, state, index, text, error) => {
@@ -68,8 +113,27 @@ describe("statusText", () => {
         filesTotal: 0,
         pendingFiles: 0,
         indexedFiles: 0,
+        role: "writer",
         message: "disk full",
       }).tooltip,
     ).toBe("disk full");
+  });
+
+  it("names the process whose index it follows", () => {
+    expect(
+      statusText(RUNNING, {
+        state: "ready",
+        filesDone: 0,
+        filesTotal: 0,
+        pendingFiles: 0,
+        indexedFiles: 1500,
+        role: "follower",
+        writerPid: 4321,
+        writerCommand: "smartctx mcp",
+      }).tooltip,
+    ).toBe(
+      "Index ready: 1,500 files. The index is written by smartctx mcp (pid 4321); this server follows its" +
+        " updates and takes over writing when it exits. Click for index status and actions.",
+    );
   });
 });

@@ -6,6 +6,7 @@ camelCase wire format, so nothing here knows JSON.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field, fields, replace
 from datetime import datetime
 from typing import Any
@@ -129,14 +130,43 @@ def _camel(name: str) -> str:
     return head + "".join(part.title() for part in rest)
 
 
+# The most files a focus may name in each of its lists (open files, recent edits): an editor
+# sends a few dozen; more says nothing more about where the work is and only costs time.
+MAX_FOCUS_FILES = 200
+
+
+@dataclass(frozen=True)
+class RecentEdit:
+    """A file edited ``age_s`` seconds before the request (0 or more)."""
+
+    path: str
+    age_s: float
+
+
+def edit_age_s(edited_at: object, now: datetime) -> float:
+    """Seconds from an ISO 8601 date-time (no offset means UTC) to ``now``; a time in the future
+    (another machine's clock) counts as now. Raises ValueError for anything but a date-time."""
+    if not isinstance(edited_at, str) or not re.search(r"\d[T ]\d", edited_at):
+        raise ValueError(edited_at)
+    return max(0.0, (now - parse_cutoff(edited_at)).total_seconds())
+
+
 @dataclass(frozen=True)
 class Focus:
-    """What the editor is looking at: workspace-relative paths, 1-based cursor line."""
+    """What the editor is looking at: workspace-relative paths, 1-based cursor line.
+
+    ``visible_paths`` are the files shown in an editor now, ``open_paths`` the other open tabs;
+    ``recent_edits`` the files edited lately, newest first. A path may be in several of them.
+    """
 
     active_path: str | None = None
     cursor_line: int | None = None
+    visible_paths: tuple[str, ...] = ()
     open_paths: tuple[str, ...] = ()
-    recent_paths: tuple[str, ...] = ()
+    recent_edits: tuple[RecentEdit, ...] = ()
+
+    def is_empty(self) -> bool:
+        return not (self.active_path or self.visible_paths or self.open_paths or self.recent_edits)
 
 
 @dataclass(frozen=True)

@@ -20,7 +20,8 @@ import json
 import logging
 import math
 import re
-from collections import Counter
+import threading
+from collections import Counter, OrderedDict
 from collections.abc import Iterable
 from dataclasses import dataclass
 from functools import cache, lru_cache
@@ -36,6 +37,11 @@ MIN_SECRET_ENTROPY_BITS_PER_CHAR = 3.0
 # their answers are kept, at most this many of at most this length (a few MB).
 MAX_CACHED_CHARS = 2_000
 CACHED_STRINGS = 4_096
+# Long strings (pack text, packed bodies) are redacted by the pipeline and then again by the exit
+# pass over the message that carries them, the pack text twice in an MCP result (as text and as
+# structured content). A scan of a 56 kB message costs tens of milliseconds; a second look-up of the
+# same string costs its hash. The answers of at most this many characters of long text are kept.
+MAX_LONG_CACHE_CHARS = 16_000_000
 
 _SECRET_NAME = (
     r"(?:password|passwd|pwd|secret|token|api_?key|apikey|access_?key|private_?key|credential|auth)"
@@ -43,17 +49,25 @@ _SECRET_NAME = (
 _SECRET_WORD = r"[\w.-]*" + _SECRET_NAME + r"[\w.-]*"
 
 
+# Every spelling of _SECRET_NAME holds one of these (lower case): a line without any cannot hold a
+# secret-named assignment, so those rules run only on the lines that have one.
+_SECRET_NAME_KEYWORDS = ("passw", "pwd", "secret", "token", "api", "access", "private", "credential", "auth")
+
+
 @dataclass(frozen=True)
 class _OwnRule:
     """A form gitleaks' rules miss; ``random`` asks the value to look random (long, high entropy).
 
-    The secret is group ``group`` of a match, or its first non-empty group when that is 0.
+    The secret is group ``group`` of a match, or its first non-empty group when that is 0. A rule
+    with ``line_keywords`` matches within one line holding one of them; else, when ``literal`` is
+    set, the text must hold it.
     """
 
     literal: str
     pattern: re.Pattern[str]
     random: bool
     group: int = 0
+    line_keywords: tuple[str, ...] = ()
 
 
 _OWN_RULES = (
@@ -85,6 +99,7 @@ _OWN_RULES = (
             re.I,
         ),
         random=True,
+        line_keywords=_SECRET_NAME_KEYWORDS,
     ),
     # The default of a secret-named environment variable: ENV.fetch("API_KEY", "…"), os.getenv(…).
     _OwnRule(
@@ -147,9 +162,9 @@ class _Rule:
 class _RuleSet:
     rules: tuple[_Rule, ...]
     allowlist: _Allowlist
-    # Any rule's keyword: most strings sent (ids, names, paths, citations) hold none, and one search
-    # tells so instead of one test per rule.
-    any_keyword: re.Pattern[str]
+    # Every rule's keywords, once each: a text is searched for each of them once, not once per rule
+    # that names it (the common ones, "key" and "token", are named by dozens).
+    keywords: tuple[str, ...]
 
 
 def _allowlist(data: dict[str, Any]) -> _Allowlist:
@@ -174,8 +189,8 @@ def _rule_set() -> _RuleSet:
         )
         for rule in data["rules"]
     )
-    keywords = sorted({keyword for rule in rules for keyword in rule.keywords}, key=len, reverse=True)
-    return _RuleSet(rules, _allowlist(data["allowlist"]), re.compile("|".join(map(re.escape, keywords))))
+    keywords = tuple(sorted({keyword for rule in rules for keyword in rule.keywords}))
+    return _RuleSet(rules, _allowlist(data["allowlist"]), keywords)
 
 
 def entropy_bits_per_char(value: str) -> float:
@@ -197,20 +212,35 @@ def _secret_span(match: re.Match[str], group: int) -> tuple[int, int]:
     return match.span()
 
 
-def _keyword_lines(text: str, lowered: str, keywords: tuple[str, ...]) -> list[tuple[int, int]]:
-    """The (start, end) of each line of ``text`` that holds one of ``keywords``, in order."""
-    starts: set[int] = set()
-    for keyword in keywords:
-        at = lowered.find(keyword)
-        while at != -1:
-            start = text.rfind("\n", 0, at) + 1
-            starts.add(start)
-            end = text.find("\n", at)
-            at = -1 if end == -1 else lowered.find(keyword, end)
-    return [(start, (text.find("\n", start) + 1 or len(text) + 1) - 1) for start in sorted(starts)]
+class _KeywordLines:
+    """Where a text's keywords are: which occur at all, and the lines holding each, found once per
+    text for all the rules that name them."""
+
+    def __init__(self, text: str, lowered: str, keywords: tuple[str, ...]) -> None:
+        self._text = text
+        self._lowered = lowered
+        self.present = frozenset(keyword for keyword in keywords if keyword in lowered)
+        self._line_starts: dict[str, list[int]] = {}
+
+    def line_starts(self, keyword: str) -> list[int]:
+        starts = self._line_starts.get(keyword)
+        if starts is None:
+            starts = []
+            at = self._lowered.find(keyword)
+            while at != -1:
+                starts.append(self._text.rfind("\n", 0, at) + 1)
+                end = self._text.find("\n", at)
+                at = -1 if end == -1 else self._lowered.find(keyword, end)
+            self._line_starts[keyword] = starts
+        return starts
+
+    def lines(self, keywords: Iterable[str]) -> list[tuple[int, int]]:
+        """The (start, end) of each line that holds one of ``keywords``, in order."""
+        starts = sorted({start for keyword in keywords for start in self.line_starts(keyword)})
+        return [(start, (self._text.find("\n", start) + 1 or len(self._text) + 1) - 1) for start in starts]
 
 
-def _matches(rule: _Rule, text: str, lowered: str) -> Iterable[re.Match[str]]:
+def _matches(rule: _Rule, text: str, where: _KeywordLines) -> Iterable[re.Match[str]]:
     """The rule's matches in ``text``: a line-local rule runs only on the lines with a keyword.
 
     Most rules begin with a bounded run of any word character, so an expression tried at every
@@ -218,22 +248,21 @@ def _matches(rule: _Rule, text: str, lowered: str) -> Iterable[re.Match[str]]:
     """
     if not rule.keywords:
         yield from rule.pattern.finditer(text)
-    elif not any(keyword in lowered for keyword in rule.keywords):
         return
-    elif rule.multiline:
+    found = [keyword for keyword in rule.keywords if keyword in where.present]
+    if not found:
+        return
+    if rule.multiline:
         yield from rule.pattern.finditer(text)
     else:
-        for start, end in _keyword_lines(text, lowered, rule.keywords):
+        for start, end in where.lines(found):
             yield from rule.pattern.finditer(text, start, end)
 
 
-def _gitleaks_spans(text: str, lowered: str) -> Iterable[tuple[int, int]]:
+def _gitleaks_spans(text: str, where: _KeywordLines) -> Iterable[tuple[int, int]]:
     rule_set = _rule_set()
-    keyed = rule_set.any_keyword.search(lowered) is not None
     for rule in rule_set.rules:
-        if rule.keywords and not keyed:
-            continue
-        for match in _matches(rule, text, lowered):
+        for match in _matches(rule, text, where):
             start, end = _secret_span(match, rule.secret_group)
             secret = text[start:end]
             if not secret or REDACTED in secret:
@@ -255,11 +284,17 @@ def looks_random(value: str) -> bool:
     )
 
 
-def _own_spans(text: str, lowered: str) -> Iterable[tuple[int, int]]:
+def _own_matches(rule: _OwnRule, text: str, lowered: str, where: _KeywordLines) -> Iterable[re.Match[str]]:
+    if rule.line_keywords:
+        for start, end in where.lines(keyword for keyword in rule.line_keywords if keyword in lowered):
+            yield from rule.pattern.finditer(text, start, end)
+    elif not rule.literal or rule.literal in lowered:
+        yield from rule.pattern.finditer(text)
+
+
+def _own_spans(text: str, lowered: str, where: _KeywordLines) -> Iterable[tuple[int, int]]:
     for rule in _OWN_RULES:
-        if rule.literal and rule.literal not in lowered:
-            continue
-        for match in rule.pattern.finditer(text):
+        for match in _own_matches(rule, text, lowered, where):
             start, end = _secret_span(match, rule.group)
             secret = text[start:end]
             if not secret or REDACTED in secret or _PLACEHOLDER.match(secret):
@@ -272,7 +307,8 @@ def _own_spans(text: str, lowered: str) -> Iterable[tuple[int, int]]:
 def secret_spans(text: str) -> list[tuple[int, int]]:
     """The (start, end) of every secret in ``text``, overlapping finds merged, in order."""
     lowered = text.translate(_ASCII_LOWER)
-    spans = sorted([*_gitleaks_spans(text, lowered), *_own_spans(text, lowered)])
+    where = _KeywordLines(text, lowered, _rule_set().keywords)
+    spans = sorted([*_gitleaks_spans(text, where), *_own_spans(text, lowered, where)])
     merged: list[tuple[int, int]] = []
     for start, end in spans:
         if merged and start <= merged[-1][1]:
@@ -282,6 +318,39 @@ def secret_spans(text: str) -> list[tuple[int, int]]:
     return merged
 
 
+class _LongTextAnswers:
+    """The answers for the most recently redacted long strings, bounded by their total length."""
+
+    def __init__(self, max_chars: int) -> None:
+        self._max_chars = max_chars
+        self._answers: OrderedDict[str, tuple[str, int]] = OrderedDict()
+        self._chars = 0
+        # Query threads and the event loop redact at once.
+        self._lock = threading.Lock()
+
+    def get(self, text: str) -> tuple[str, int] | None:
+        with self._lock:
+            answer = self._answers.get(text)
+            if answer is not None:
+                self._answers.move_to_end(text)
+            return answer
+
+    def put(self, text: str, answer: tuple[str, int]) -> None:
+        if len(text) > self._max_chars:
+            return
+        with self._lock:
+            if text in self._answers:
+                return
+            self._answers[text] = answer
+            self._chars += len(text)
+            while self._chars > self._max_chars:
+                oldest, _ = self._answers.popitem(last=False)
+                self._chars -= len(oldest)
+
+
+_long_text_answers = _LongTextAnswers(MAX_LONG_CACHE_CHARS)
+
+
 def redact(text: str) -> tuple[str, int]:
     """The text with secrets replaced, and how many were replaced.
 
@@ -289,7 +358,11 @@ def redact(text: str) -> tuple[str, int]:
     """
     if len(text) <= MAX_CACHED_CHARS:
         return _redact_short(text)
-    return _redact(text)
+    answer = _long_text_answers.get(text)
+    if answer is None:
+        answer = _redact(text)
+        _long_text_answers.put(text, answer)
+    return answer
 
 
 @lru_cache(maxsize=CACHED_STRINGS)

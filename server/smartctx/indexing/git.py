@@ -31,3 +31,9 @@ def git_output(root: Path, *args: str) -> str | None:
 def git_head(root: Path) -> str | None:
     """The commit checked out in ``root``, or None outside git."""
     return git_output(root, "rev-parse", "--verify", "--quiet", "HEAD")
+
+
+def git_dir(root: Path) -> Path | None:
+    """The git directory of ``root``'s repository (a linked worktree's own), or None outside git."""
+    found = git_output(root, "rev-parse", "--absolute-git-dir")
+    return None if found is None else Path(found)

@@ -13,8 +13,9 @@ import os
 import threading
 import time
 from collections import Counter
-from collections.abc import Callable, Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from concurrent.futures import ProcessPoolExecutor
+from contextlib import closing
 from dataclasses import dataclass, field
 from itertools import chain, islice
 from pathlib import Path
@@ -70,6 +71,10 @@ CHANGED_SINCE_COMPACTION_KEY = "files_changed_since_compaction"
 UNSAVED_MTIME_NS = -1
 
 
+# Stages of IndexReport.stage_seconds within a batch: waiting for the parsers, and writing.
+PARSE_WAIT_STAGE = "parse wait"
+WRITE_STAGE = "write"
+
 Progress = Callable[[int, int], None]
 
 
@@ -92,16 +97,27 @@ class IndexReport:
     seconds: float = 0.0
     stage_seconds: dict[str, float] = field(default_factory=dict)
 
+    def add_seconds(self, stage: str, seconds: float) -> None:
+        self.stage_seconds[stage] = self.stage_seconds.get(stage, 0.0) + seconds
+
 
 def content_hash(data: bytes) -> str:
     return hashlib.blake2b(data, digest_size=16).hexdigest()
 
 
 def build_indexed_file(
-    path: str, language: str, data: bytes, size: int, mtime_ns: int, parser: SourceParser
+    path: str,
+    language: str,
+    data: bytes,
+    size: int,
+    mtime_ns: int,
+    parser: SourceParser,
+    *,
+    document: str | None = None,
 ) -> IndexedFile:
-    """Parse one file's bytes into what the store keeps: the module node first, then definitions."""
-    result = parser.parse(data, language)
+    """Parse one file's bytes into what the store keeps: the module node first, then definitions.
+    A ``document`` is parsed incrementally from its previous version (see ``SourceParser.parse``)."""
+    result = parser.parse(data, language, document=document)
     offsets = line_offsets(data)
     line_count = max(1, len(offsets) - 1)
 
@@ -150,6 +166,22 @@ def _reporting(
     for done, result in enumerate(results, start=1):
         yield result
         progress(done, total)
+
+
+def _timed(
+    results: Iterable[FileRows | tuple[str, SkipReason]], report: IndexReport
+) -> Iterator[FileRows | tuple[str, SkipReason]]:
+    """The results, adding the time spent waiting for each to the report's parse-wait stage."""
+    iterator = iter(results)
+    while True:
+        started = time.perf_counter()
+        try:
+            result = next(iterator)
+        except StopIteration:
+            return
+        finally:
+            report.add_seconds(PARSE_WAIT_STAGE, time.perf_counter() - started)
+        yield result
 
 
 def _is_supported(path: str) -> bool:
@@ -207,7 +239,14 @@ def _read_and_parse(
 
 
 def _parse_content(
-    path: str, language: str, data: bytes, mtime_ns: int, max_file_bytes: int, parser: SourceParser
+    path: str,
+    language: str,
+    data: bytes,
+    mtime_ns: int,
+    max_file_bytes: int,
+    parser: SourceParser,
+    *,
+    document: str | None = None,
 ) -> FileRows | tuple[str, SkipReason]:
     """Parse a file's content, or say why it is not indexed: the same rules for disk and buffers."""
     # A file may have grown since the scan looked at its size; a buffer was never looked at.
@@ -216,7 +255,28 @@ def _parse_content(
     reason = classify_content(data, path)
     if reason is not None:
         return (path, reason)
-    return file_rows(build_indexed_file(path, language, data, len(data), mtime_ns, parser))
+    return file_rows(build_indexed_file(path, language, data, len(data), mtime_ns, parser, document=document))
+
+
+class ParseResults(Iterator[FileRows | tuple[str, SkipReason]]):
+    """Parse results as they arrive, batch by batch; :meth:`close` stops the worker processes (the
+    parses not yet started are dropped), whether the results were all taken or not."""
+
+    def __init__(
+        self,
+        batches: Iterator[Iterable[FileRows | tuple[str, SkipReason]]],
+        pool: ProcessPoolExecutor | None = None,
+    ) -> None:
+        self._results = chain.from_iterable(batches)
+        self._pool = pool
+
+    def __next__(self) -> FileRows | tuple[str, SkipReason]:
+        return next(self._results)
+
+    def close(self) -> None:
+        if self._pool is not None:
+            self._pool.shutdown(wait=True, cancel_futures=True)
+            self._pool = None
 
 
 class Indexer:
@@ -256,17 +316,21 @@ class Indexer:
         to_parse.extend(changed)
         report.files_unchanged = len(scanned.files) - len(to_parse)
         report.files_deleted = len(deleted)
-        results = self._parse_all(to_parse)
+        parse_started = time.perf_counter()
+        parsing = self._parse_all(to_parse)
+        results: Iterator[FileRows | tuple[str, SkipReason]] = parsing
         if progress is not None:
             results = _reporting(results, len(to_parse), progress)
-        parse_started = time.perf_counter()
-        if initial:
-            # A first index commits in chunks so it is readable, and survives a crash, part way.
-            while chunk := list(islice(results, FILES_PER_INITIAL_COMMIT)):
-                self._write(chunk, (), (), report)
-        else:
-            # Any later reconcile, a branch switch included, lands as one transaction.
-            self._write(results, deleted, unchanged_content, report)
+        with closing(parsing):
+            if initial:
+                # A first index commits in chunks so it is readable, and survives a crash, part way;
+                # the chunks are taken here, so the wait for the parsers is counted here.
+                results = _timed(results, report)
+                while chunk := list(islice(results, FILES_PER_INITIAL_COMMIT)):
+                    self._write(chunk, (), (), report)
+            else:
+                # Any later reconcile, a branch switch included, lands as one transaction.
+                self._write(results, deleted, unchanged_content, report, [file.path for file in to_parse])
         report.stage_seconds["parse+write"] = time.perf_counter() - parse_started
         self.finish_pending(report, initial=initial)
         writer.set_meta(
@@ -317,6 +381,9 @@ class Indexer:
         verdicts: dict[str, ScannedFile | SkipReason | None] = {}
         deleted: set[str] = set()
         for path in sorted({*unique, *buffers}):
+            if path not in buffers:
+                # Read from disk again (its buffer closed, or the disk changed): no tree to reuse.
+                self._parser.forget(path)
             is_folder = path not in buffers and (self.root / path).is_dir()
             if path and is_folder and not (self.root / path).is_symlink():
                 subtree = scan(self.root, self.config.scan, _is_supported, self._rules, under=path)
@@ -355,8 +422,16 @@ class Indexer:
         if not (to_parse or deleted or unchanged_content or from_buffers):
             report.seconds = time.perf_counter() - started
             return report
-        results = chain(self._parse_all(to_parse), from_buffers)
-        self._write(results, sorted(deleted), unchanged_content, report)
+        parsing = self._parse_all(to_parse)
+        with closing(parsing):
+            self._write(
+                chain(parsing, from_buffers),
+                sorted(deleted),
+                unchanged_content,
+                report,
+                [file.path for file in to_parse]
+                + [rows.entry.path for rows in from_buffers if isinstance(rows, FileRows)],
+            )
         self.finish_pending(report, recompute_scores=recompute_scores)
         report.seconds = time.perf_counter() - started
         return report
@@ -398,8 +473,15 @@ class Indexer:
         language = language_for_path(path)
         if language is None:
             return None
+        # An open buffer changes a few characters at a time: parse it from its previous tree.
         return _parse_content(
-            path, language, data, UNSAVED_MTIME_NS, self.config.scan.max_file_bytes, self._parser
+            path,
+            language,
+            data,
+            UNSAVED_MTIME_NS,
+            self.config.scan.max_file_bytes,
+            self._parser,
+            document=path,
         )
 
     def _split_by_content(
@@ -420,11 +502,22 @@ class Indexer:
     def _write(
         self,
         results: Iterable[FileRows | tuple[str, SkipReason]],
-        deleted: Iterable[str],
+        deleted: Sequence[str],
         unchanged_content: Iterable[ScannedFile],
         report: IndexReport,
+        parsing: Sequence[str] = (),
     ) -> None:
+        """Apply one batch; ``parsing`` names the files whose ``results`` the workers are computing
+        meanwhile, so their old full-text rows go first, all at once, while the workers parse.
+
+        The time spent here is reported in two stages: waiting for parse results (``parse wait``,
+        which is the parsing itself when it runs in this process) and everything else (``write``).
+        """
+        started = time.perf_counter()
+        waited_before = report.stage_seconds.get(PARSE_WAIT_STAGE, 0.0)
+        results = _timed(results, report)
         with self.store.writer.batch() as batch:
+            batch.drop_search_rows([*deleted, *parsing])
             for path in deleted:
                 batch.delete_file(path)
             for file in unchanged_content:
@@ -444,9 +537,13 @@ class Indexer:
                     parsed = []
             batch.put_files(parsed)
             report.files_parsed += len(parsed)
+        waited = report.stage_seconds.get(PARSE_WAIT_STAGE, 0.0) - waited_before
+        report.add_seconds(WRITE_STAGE, time.perf_counter() - started - waited)
 
-    def _parse_all(self, files: list[ScannedFile]) -> Iterator[FileRows | tuple[str, SkipReason]]:
-        """Parse files in worker processes when there are enough of them, else here; in path order."""
+    def _parse_all(self, files: list[ScannedFile]) -> ParseResults:
+        """Start parsing files, in worker processes when there are enough of them (they start at
+        once, so they parse while the caller writes), else here as the results are taken; the
+        results come in path order."""
         jobs: list[tuple[str, str]] = []
         for file in files:
             language = language_for_path(file.path)
@@ -455,9 +552,10 @@ class Indexer:
         workers = self._worker_count(len(jobs))
         max_bytes = self.config.scan.max_file_bytes
         if workers == 0:
-            for path, language in jobs:
-                yield _read_and_parse(self.root, path, language, max_bytes, self._parser)
-            return
+            return ParseResults(
+                iter([_read_and_parse(self.root, path, language, max_bytes, self._parser)])
+                for path, language in jobs
+            )
         tasks = [jobs[start : start + FILES_PER_TASK] for start in range(0, len(jobs), FILES_PER_TASK)]
         # Workers are spawned, not forked: a fork of a process that runs other threads (the language
         # server's) can copy a held lock into the child and hang it.
@@ -468,13 +566,11 @@ class Indexer:
             initargs=(os.getpid(),),
         )
         try:
-            for batch in pool.map(
-                _parse_task, [str(self.root)] * len(tasks), [max_bytes] * len(tasks), tasks
-            ):
-                yield from batch
-        finally:
-            # Abandoned part way (an error, an interrupt): drop the parses not yet started.
+            batches = pool.map(_parse_task, [str(self.root)] * len(tasks), [max_bytes] * len(tasks), tasks)
+        except BaseException:
             pool.shutdown(wait=True, cancel_futures=True)
+            raise
+        return ParseResults(batches, pool)
 
     def _worker_count(self, jobs: int) -> int:
         if self.config.workers is not None:

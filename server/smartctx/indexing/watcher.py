@@ -13,7 +13,9 @@ on a thread the caller owns, debounces, places watches on new folders, filters p
 ``on_paths``; the caller does the indexing elsewhere.
 
 Events are merged per path and delivered after ``debounce_s`` of quiet, or at the latest
-``max_delay_s`` after the first one, so a stream of events cannot hold updates back. A folder that
+``max_delay_s`` after the first one, so a stream of events cannot hold updates back; the one
+exception is git rewriting the work tree (its index lock exists), whose events are delivered
+together once it is done (``GIT_SETTLE_MAX_S`` at most). A folder that
 appears (created or moved in) is watched with its whole subtree and delivered as one path, which the
 indexer reconciles as a subtree; a folder that disappears loses its watches and is delivered the same
 way. A change to a ``.gitignore`` or ``.smartctxignore`` can change the verdict of any path, so it asks
@@ -44,6 +46,7 @@ import time
 from collections.abc import Callable, Iterable
 from pathlib import Path
 
+from smartctx.indexing.git import git_dir
 from smartctx.indexing.ignore import GITIGNORE_NAME, SMARTCTXIGNORE_NAME
 from smartctx.indexing.scanner import IgnoreRules, ScanConfig, scan
 from smartctx.parsing.languages import language_for_path
@@ -77,6 +80,14 @@ DEBOUNCE_S = 0.05
 MAX_DELAY_S = 1.0
 # A full reconcile this often catches whatever the events missed.
 RECONCILE_INTERVAL_S = 600.0
+# While git rewrites the work tree it holds its index lock (a checkout, merge, rebase, reset): events
+# are held back until the lock goes, so a branch switch arrives as one batch and is indexed by one
+# reconcile, not by one every MAX_DELAY_S while the checkout runs (each a full scan, parse of what
+# changed so far, resolution and scores). A lock left behind by a killed git holds them back no
+# longer than this after their first event.
+GIT_SETTLE_MAX_S = 120.0
+GIT_LOCK_POLL_S = 0.05
+GIT_INDEX_LOCK_NAME = "index.lock"
 
 IGNORE_FILE_NAMES = frozenset({GITIGNORE_NAME, SMARTCTXIGNORE_NAME})
 
@@ -131,6 +142,8 @@ class Watcher:
         self._wd_by_dir: dict[str, int] = {}
         self._watch_limit_reached = False
         self._callback_id = CallbackId(id(self))
+        repository = git_dir(self.root)
+        self._git_index_lock = None if repository is None else repository / GIT_INDEX_LOCK_NAME
 
     def start(self) -> None:
         """Place the watches; a change made after this returns is delivered (or triggers a reconcile)."""
@@ -204,9 +217,20 @@ class Watcher:
             if self._pending:
                 due = min(self._last_event_s + self._debounce_s, self._first_event_s + self._max_delay_s)
                 if now >= due:
-                    return now
+                    if not self._git_rewriting(now):
+                        return now
+                    due = now + GIT_LOCK_POLL_S
                 deadline = min(deadline, due)
             self._wakeup.wait(deadline - now)
+
+    def _git_rewriting(self, now: float) -> bool:
+        """With ``_lock`` held: whether git holds its index lock, for no longer than GIT_SETTLE_MAX_S
+        since the first pending event."""
+        return (
+            self._git_index_lock is not None
+            and now - self._first_event_s < GIT_SETTLE_MAX_S
+            and self._git_index_lock.exists()
+        )
 
     def _deliver(self, batch: dict[str, bool]) -> None:
         if any(path.rsplit("/", 1)[-1] in IGNORE_FILE_NAMES for path in batch):

@@ -11,6 +11,15 @@ before the first index scans, so a change made while that index runs is queued a
 after it. Whatever piles up while the index thread is busy becomes one batch (a branch switch parses
 in the worker processes); a request for a full reconcile (lost events, an ignore file changed, the
 periodic safety net) runs on the index thread and is coalesced with any other one still waiting.
+
+Sharing (sharing.py): only the process holding the index folder's writer lock does any of the above.
+Any other process on the same folder follows: it answers from snapshots of what the writer commits,
+mirrors the writer's progress in its own status, and keeps its own editor buffers to itself (they
+are read when packing, as overlays, but never written into the shared index). It tries the lock
+every ``FOLLOW_POLL_S``; when the writer exits or dies it takes over: it opens the index read-write,
+reconciles it with the folder (which also finishes whatever the dead writer left half done and puts
+back the disk text of files the writer had indexed from its own unsaved buffers), then indexes its
+own buffers.
 """
 
 from __future__ import annotations
@@ -27,10 +36,19 @@ from smartctx.history.changes import GitHistory
 from smartctx.indexing.indexer import IndexConfig, Indexer, IndexReport
 from smartctx.indexing.scanner import ScanConfig
 from smartctx.indexing.watcher import Watcher
-from smartctx.live.status import StatusCounts
+from smartctx.live.edits import EditMemory
+from smartctx.live.sharing import (
+    FOLLOW_POLL_S,
+    WriterLock,
+    publish_status,
+    read_status,
+    this_process,
+)
+from smartctx.live.status import IndexRole, StatusCounts, WriterInfo
 from smartctx.live.tasks import BackgroundTasks
-from smartctx.store.database import IndexUnavailableError
-from smartctx.store.index_store import IndexStore
+from smartctx.store.commits import CommitWatch
+from smartctx.store.database import INDEX_FILE_NAME, IndexUnavailableError, check_index
+from smartctx.store.index_store import IndexStore, default_index_dir
 from smartctx.store.snapshot import IndexSnapshot
 
 # Progress notifications while indexing, at most this often (a first index reports every file).
@@ -40,6 +58,9 @@ OPEN_WAIT_S = 30.0
 # Graph scores are recomputed once updates have been quiet this long: on django a recompute takes
 # about a second on the index thread, which a save arriving meanwhile would have to wait for.
 SCORES_QUIET_S = 2.0
+# A follower that finds the index file unreadable reports it only once it has stayed so this long:
+# a writer creating the file leaves it without tables for a moment.
+UNREADABLE_GRACE_S = 1.0
 
 log = logging.getLogger(__name__)
 
@@ -66,7 +87,11 @@ class LiveIndex:
         exclude: tuple[str, ...] = (),
     ) -> None:
         self.root = root
-        self._index_dir = index_dir
+        self._index_dir = (
+            index_dir.expanduser().absolute() if index_dir is not None else default_index_dir(root)
+        )
+        self._writer_lock = WriterLock(self._index_dir)
+        self._me = this_process()
         self._on_status = on_status
         self._tasks = tasks
         self._index_thread = ThreadPoolExecutor(max_workers=1, thread_name_prefix="smartctx-index")
@@ -82,6 +107,8 @@ class LiveIndex:
         self._index_path: Path | None = None
         # Git "why" breadcrumbs, cached per file content for the life of the server.
         self.history = GitHistory(root)
+        # The files edited lately: buffers changed in the editor, saves the watcher sees.
+        self.edits = EditMemory()
         # Guarded by _lock: what the index thread is doing and what waits for it.
         self._busy = True
         self._done = 0
@@ -96,16 +123,23 @@ class LiveIndex:
         # Bumped by every drain; a scores recompute scheduled by an older drain is skipped.
         self._scores_generation = 0
         self._last_status_s = 0.0
+        # Guarded by _lock. Whether this process writes the index or follows another that does;
+        # while following, the writer and what it last published.
+        self._role: IndexRole = "writer"
+        self._writer: WriterInfo | None = None
+        self._followed: StatusCounts | None = None
 
     def start(self) -> None:
-        """Open the index and bring it up to date with the folder, in the background."""
-        self._tasks.keep(f"indexing {self.root}", self._index_thread.submit(self._open_and_reconcile))
+        """Write the index (bringing it up to date with the folder) if no other process does, else
+        follow the one that does; in the background."""
+        self._tasks.keep(f"indexing {self.root}", self._index_thread.submit(self._claim))
 
     def schedule_update(self, paths: Iterable[str]) -> None:
         """Re-index these workspace-relative paths (files or folders) from disk; bursts coalesce into
         one batch. Safe from any thread."""
         with self._lock:
-            if self._stop.is_set():
+            if self._stop.is_set() or self._role == "follower":
+                # A follower's writer sees the same files change; its takeover reconciles anyway.
                 return
             self._queued.update(paths)
             if self._drain_scheduled or not self._queued:
@@ -115,10 +149,15 @@ class LiveIndex:
             future = self._index_thread.submit(self._drain)
         self._tasks.keep(f"updating {self.root}", future)
 
+    def _files_changed(self, paths: list[str]) -> None:
+        """The watcher's batch: index it, and remember a save as an edit."""
+        self.edits.record_saves(paths)
+        self.schedule_update(paths)
+
     def schedule_reconcile(self, reason: str) -> None:
         """Bring the whole index in line with the folder; requests waiting to run merge into one."""
         with self._lock:
-            if self._stop.is_set() or self._reconcile_scheduled:
+            if self._stop.is_set() or self._reconcile_scheduled or self._role == "follower":
                 return
             self._reconcile_scheduled = True
             future = self._index_thread.submit(self._reconcile, reason)
@@ -126,7 +165,7 @@ class LiveIndex:
 
     def reindex(self) -> Future[IndexReport | None]:
         """Reconcile the whole folder again (after the work already queued); the future ends with it."""
-        future = self._index_thread.submit(self._reconcile, "re-index requested")
+        future = self._index_thread.submit(self._reindex)
         self._tasks.keep(f"re-indexing {self.root}", future)
         return future
 
@@ -181,16 +220,133 @@ class LiveIndex:
             raise IndexNotAvailableError(self._open_error or "the index is still being opened; try again")
         return IndexSnapshot(self._index_path)
 
-    def _open_and_reconcile(self) -> None:
+    def _claim(self) -> None:
+        """On the index thread: write the index if no other process does, else follow the one that
+        does."""
+        try:
+            acquired = self._writer_lock.try_acquire()
+        except OSError as error:
+            self._fail_open(
+                f"cannot open the index of {self.root}: cannot create index folder {self._index_dir}:"
+                f" {error.strerror}"
+            )
+            return
+        if acquired:
+            self._open_and_reconcile("first index")
+            return
+        with self._lock:
+            if self._stop.is_set():
+                return
+            self._role = "follower"
+            # The watch thread is free: a follower watches no files, its writer does.
+            future = self._watch_thread.submit(self._follow)
+        self._tasks.keep(f"following the index of {self.root}", future)
+
+    def _fail_open(self, message: str) -> None:
+        """A folder the user can fix: one line in the log, the reason in every status and answer."""
+        with self._lock:
+            self._open_error = message
+        log.error("%s", message)
+        self._opened.set()
+        self._finish_phase()
+
+    def _follow(self) -> None:
+        """On the watch thread: follow the writer's commits and progress until this process gets
+        the lock, then take over writing on the index thread."""
+        watch: CommitWatch | None = None
+        unreadable_since: float | None = None
+        try:
+            while not self._writer_lock.try_acquire():
+                watch, unreadable_since = self._observe(watch, unreadable_since)
+                if self._stop.wait(FOLLOW_POLL_S):
+                    return
+        finally:
+            if watch is not None:
+                watch.close()
+        with self._lock:
+            if self._stop.is_set():
+                # close() already ran: hand the lock on rather than keep it until this process exits.
+                self._writer_lock.release()
+                return
+            future = self._index_thread.submit(self._take_over, self._writer)
+        self._tasks.keep(f"taking over the index of {self.root}", future)
+
+    def _observe(
+        self, watch: CommitWatch | None, unreadable_since: float | None
+    ) -> tuple[CommitWatch | None, float | None]:
+        """One look at what the writer committed and published; publishes this process's status
+        when it changed. Returns the commit watch and since when the index has been unreadable."""
+        published = read_status(self._index_dir)
+        path = self._index_dir / INDEX_FILE_NAME
+        indexed: int | None = None
+        problem: str | None = None
+        try:
+            if watch is None and path.exists():
+                problem = check_index(path, self.root)
+                if problem is None:
+                    watch = CommitWatch(path)
+            if watch is not None and watch.changed():
+                indexed = watch.file_count()
+        except (OSError, IndexUnavailableError) as error:
+            problem = str(error)
+        if problem is not None and watch is not None:
+            watch.close()
+            watch = None
+        now = time.monotonic()
+        unreadable_since = None if problem is None else unreadable_since or now
+        with self._lock:
+            before = self._counts()
+            if published is not None:
+                self._followed, self._writer = published
+            if indexed is not None:
+                self._indexed_files = indexed
+            if (
+                problem is not None
+                and unreadable_since is not None
+                and now - unreadable_since >= UNREADABLE_GRACE_S
+            ):
+                self._open_error = (
+                    f"cannot read the index of {self.root} that {_named(self._writer)} writes: {problem}"
+                )
+            elif problem is None:
+                self._open_error = None
+            if watch is not None:
+                self._index_path = path
+            ready_to_read = watch is not None or self._open_error is not None
+            changed = self._counts() != before
+        if ready_to_read:
+            self._opened.set()
+        if changed:
+            self._publish(force=True)
+        return watch, unreadable_since
+
+    def _take_over(self, previous: WriterInfo | None) -> None:
+        """On the index thread, holding the lock: the writer is gone; write the index from now on."""
+        log.info("%s no longer writes the index of %s; this process takes over", _named(previous), self.root)
+        with self._lock:
+            self._role, self._writer, self._followed = "writer", None, None
+            self._open_error = None
+            self._busy = True
+        self._open_and_reconcile(f"took over from {_named(previous)}")
+
+    def _reindex(self) -> IndexReport | None:
+        with self._lock:
+            following, writer = self._role == "follower", self._writer
+        if following:
+            raise IndexNotAvailableError(
+                f"{_named(writer)} writes the index of {self.root} and keeps it up to date: re-index"
+                " there, or stop it and this process takes over"
+            )
+        return self._reconcile("re-index requested")
+
+    def _open_and_reconcile(self, reason: str) -> None:
+        """On the index thread, holding the writer lock: open the index read-write and reconcile."""
+        # Followers learn at once who writes now.
+        self._publish(force=True)
         try:
             store = IndexStore(self.root, self._index_dir)
         except IndexUnavailableError as error:
-            # A folder the user can fix: one line in the log, the reason in every status and answer.
-            with self._lock:
-                self._open_error = f"cannot open the index of {self.root}: {error}"
-            log.error("%s", self._open_error)
-            self._opened.set()
-            self._finish_phase()
+            self._fail_open(f"cannot open the index of {self.root}: {error}")
             return
         if store.rebuilt_reason:
             log.warning("rebuilding the index: %s", store.rebuilt_reason)
@@ -201,11 +357,11 @@ class LiveIndex:
         self._index_path = store.path
         self._opened.set()
         self._start_watching()
-        self._reconcile("first index")
+        self._reconcile(reason)
 
     def _start_watching(self) -> None:
         """Place the watches before the first index scans: a change made during it is then queued."""
-        watcher = Watcher(self.root, self._config.scan, self.schedule_update, self.schedule_reconcile)
+        watcher = Watcher(self.root, self._config.scan, self._files_changed, self.schedule_reconcile)
         with self._lock:
             if self._stop.is_set():
                 return
@@ -345,16 +501,36 @@ class LiveIndex:
                 return
             self._last_status_s = now
             counts = self._counts()
-        if not self._stop.is_set():
-            self._on_status(counts)
+            writing = self._role == "writer" and self._writer_lock.held
+        if self._stop.is_set():
+            return
+        if writing:
+            publish_status(self._index_dir, counts, self._me)
+        self._on_status(counts)
 
     def _counts(self) -> StatusCounts:
+        if self._role == "follower":
+            # Until the writer publishes, it is taken to be at its first index.
+            followed = self._followed or StatusCounts(True, 0, 0, 0)
+            return replace(
+                followed,
+                error=self._open_error or followed.error,
+                indexed_files=self._indexed_files,
+                role="follower",
+                writer=self._writer,
+            )
         pending = (self._total - self._done if self._busy else 0) + len(self._queued)
         return StatusCounts(
             self._busy, self._done, self._total, pending, self._open_error, self._indexed_files
         )
 
     def _close_store(self) -> None:
+        """On the index thread: close the store, then let another process write."""
         if self._store is not None:
             self._store.close()
             self._store = None
+        self._writer_lock.release()
+
+
+def _named(writer: WriterInfo | None) -> str:
+    return "another process" if writer is None else f"{writer.command} (pid {writer.pid})"

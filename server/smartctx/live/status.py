@@ -6,6 +6,19 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Literal
 
+# Whether this process writes the index, follows another process that does, or (over several
+# folders) both.
+IndexRole = Literal["writer", "follower", "mixed"]
+
+
+@dataclass(frozen=True)
+class WriterInfo:
+    """The process that writes an index folder, as its followers name it."""
+
+    pid: int
+    # The smartctx command it runs ("smartctx serve", "smartctx mcp", ...).
+    command: str
+
 
 @dataclass(frozen=True)
 class StatusCounts:
@@ -17,6 +30,9 @@ class StatusCounts:
     error: str | None = None
     # How many files the index holds (files_done/files_total count the work of the current phase).
     indexed_files: int = 0
+    role: IndexRole = "writer"
+    # The process this one follows, when it follows one (with several folders: the only one).
+    writer: WriterInfo | None = None
 
     @property
     def state(self) -> Literal["indexing", "ready", "failed"]:
@@ -25,9 +41,11 @@ class StatusCounts:
 
 
 def aggregate_status(counts: Sequence[StatusCounts]) -> StatusCounts:
-    """The status of several folders as one: indexing while any is, counts summed, and every
-    folder's open error (which makes the state "failed")."""
+    """The status of several folders as one: indexing while any is, counts summed, every folder's
+    open error (which makes the state "failed"), and the role they share ("mixed" if they differ)."""
     errors = [count.error for count in counts if count.error]
+    roles = {count.role for count in counts}
+    writers = {count.writer for count in counts if count.writer is not None}
     return StatusCounts(
         indexing=any(count.indexing for count in counts),
         files_done=sum(count.files_done for count in counts),
@@ -35,4 +53,6 @@ def aggregate_status(counts: Sequence[StatusCounts]) -> StatusCounts:
         pending_files=sum(count.pending_files for count in counts),
         error="; ".join(errors) if errors else None,
         indexed_files=sum(count.indexed_files for count in counts),
+        role=roles.pop() if len(roles) == 1 else "mixed" if roles else "writer",
+        writer=writers.pop() if len(writers) == 1 else None,
     )

@@ -38,6 +38,7 @@ from smartctx.core.history import FileSpans, RecentChange
 from smartctx.core.tokens import TokenCounter
 from smartctx.indexing.indexer import IndexReport
 from smartctx.indexing.sources import WorkspaceSources
+from smartctx.live.edits import with_editor_memory
 from smartctx.live.live_index import IndexNotAvailableError, LiveIndex
 from smartctx.live.paths import innermost_folder
 from smartctx.live.status import StatusCounts, aggregate_status
@@ -169,10 +170,18 @@ class Workspace:
     ) -> ContextPack:
         """One pack over ``folders`` (one request each, differing in focus); on a query thread.
 
+        Each folder's focus gains what the server saw of the editing there (``live/edits.py``).
+
         With several folders, a folder whose index cannot be opened is left out with a
         ``folder-unavailable`` warning; the request fails only when no folder can answer.
         """
         counter = self._counter(requests[0].options.tokenizer)
+        requests = [
+            replace(
+                request, focus=with_editor_memory(request.focus, folder.index.edits.recent(), folder.overlays)
+            )
+            for folder, request in zip(folders, requests, strict=True)
+        ]
         if len(folders) == 1:
             folder = folders[0]
             with folder.index.snapshot() as snapshot:

@@ -8,10 +8,19 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Sequence
+from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, cast
 
-from smartctx.core.context import ContextOptions, ContextRequest, Focus, InvalidRequestError
+from smartctx.core.context import (
+    MAX_FOCUS_FILES,
+    ContextOptions,
+    ContextRequest,
+    Focus,
+    InvalidRequestError,
+    RecentEdit,
+    edit_age_s,
+)
 from smartctx.indexing.indexer import IndexReport
 from smartctx.live.paths import innermost_folder
 from smartctx.live.status import StatusCounts
@@ -21,9 +30,12 @@ from smartctx.output.pack_json import status_to_wire as status_json
 log = logging.getLogger(__name__)
 
 
-def context_requests(params: Any, roots: Sequence[Path], defaults: ContextOptions) -> list[ContextRequest]:
+def context_requests(
+    params: Any, roots: Sequence[Path], defaults: ContextOptions, now: datetime | None = None
+) -> list[ContextRequest]:
     """``smartctx/contextForTask`` params → one validated request per workspace folder in ``roots``,
-    alike but for the focus, whose paths are relative to each folder; ``defaults`` fill unset options."""
+    alike but for the focus, whose paths are relative to each folder; ``defaults`` fill unset options;
+    the ages of recent edits count from ``now`` (default: the clock)."""
     if not isinstance(params, dict):
         raise InvalidRequestError('params must be an object like {"task": "what you want to do"}')
     task = params.get("task")
@@ -34,7 +46,8 @@ def context_requests(params: Any, roots: Sequence[Path], defaults: ContextOption
             f"task must be a non-empty string describing what you want to do, got {task!r}"
         )
     options = _options(params.get("options"), defaults)
-    return [ContextRequest(task, options, focus) for focus in _focus(params.get("focus"), roots)]
+    focus = _focus(params.get("focus"), roots, now or datetime.now(timezone.utc))
+    return [ContextRequest(task, options, folder_focus) for folder_focus in focus]
 
 
 def _options(raw: Any, defaults: ContextOptions) -> ContextOptions:
@@ -58,7 +71,7 @@ def _options(raw: Any, defaults: ContextOptions) -> ContextOptions:
         raise InvalidRequestError(f"options has a value of the wrong type: {error}") from None
 
 
-def _focus(raw: Any, roots: Sequence[Path]) -> list[Focus]:
+def _focus(raw: Any, roots: Sequence[Path], now: datetime) -> list[Focus]:
     """One focus per root: each holds only the files inside that root."""
     if raw is None:
         return [Focus() for _ in roots]
@@ -74,25 +87,62 @@ def _focus(raw: Any, roots: Sequence[Path]) -> list[Focus]:
                 f'focus.position must be {{"line": n, "character": n}} with 0-based n, got {position!r}'
             )
         cursor_line = line + 1
-    open_paths = _paths_of(raw.get("openUris"), "focus.openUris", roots)
-    recent_paths = _paths_of(raw.get("recentUris"), "focus.recentUris", roots)
+    opened = _open_files(raw.get("openFiles"), roots)
+    edits = _recent_edits(raw.get("recentEdits"), roots, now)
     return [
         Focus(
-            active_path=active[1] if active is not None and active[0] == root_position else None,
-            cursor_line=cursor_line if active is not None and active[0] == root_position else None,
-            open_paths=tuple(path for folder, path in open_paths if folder == root_position),
-            recent_paths=tuple(path for folder, path in recent_paths if folder == root_position),
+            active_path=active[1] if active is not None and active[0] == root else None,
+            cursor_line=cursor_line if active is not None and active[0] == root else None,
+            visible_paths=tuple(path for folder, path, visible in opened if folder == root and visible),
+            open_paths=tuple(path for folder, path, visible in opened if folder == root and not visible),
+            recent_edits=tuple(edit for folder, edit in edits if folder == root),
         )
-        for root_position in range(len(roots))
+        for root in range(len(roots))
     ]
 
 
-def _paths_of(raw: Any, field: str, roots: Sequence[Path]) -> list[tuple[int, str]]:
+def _entries(raw: Any, field: str, shape: str) -> list[Any]:
     if raw is None:
         return []
-    if not isinstance(raw, list):
-        raise InvalidRequestError(f"{field} must be a list of file URIs, got {raw!r}")
-    return [_path_of(uri, f"{field}[{index}]", roots) for index, uri in enumerate(raw)]
+    if not isinstance(raw, list) or not all(isinstance(entry, dict) for entry in raw):
+        raise InvalidRequestError(f"{field} must be a list of objects like {shape}, got {raw!r}")
+    if len(raw) > MAX_FOCUS_FILES:
+        raise InvalidRequestError(
+            f"{field} may hold at most {MAX_FOCUS_FILES} files (the most relevant first), got {len(raw)}"
+        )
+    return raw
+
+
+def _open_files(raw: Any, roots: Sequence[Path]) -> list[tuple[int, str, bool]]:
+    """``focus.openFiles`` as (root position, path, visible)."""
+    found: list[tuple[int, str, bool]] = []
+    shape = '{"uri": "file:///…", "visible": true}'
+    for index, entry in enumerate(_entries(raw, "focus.openFiles", shape)):
+        field = f"focus.openFiles[{index}]"
+        visible = entry.get("visible", False)
+        if not isinstance(visible, bool):
+            raise InvalidRequestError(f"{field}.visible must be true or false, got {visible!r}")
+        found.append((*_path_of(entry.get("uri"), f"{field}.uri", roots), visible))
+    return found
+
+
+def _recent_edits(raw: Any, roots: Sequence[Path], now: datetime) -> list[tuple[int, RecentEdit]]:
+    """``focus.recentEdits`` as (root position, edit), each edit's age counted from ``now``."""
+    found: list[tuple[int, RecentEdit]] = []
+    shape = '{"uri": "file:///…", "editedAt": "2026-12-01T09:30:00Z"}'
+    for index, entry in enumerate(_entries(raw, "focus.recentEdits", shape)):
+        field = f"focus.recentEdits[{index}]"
+        folder, path = _path_of(entry.get("uri"), f"{field}.uri", roots)
+        edited_at = entry.get("editedAt")
+        try:
+            age_s = edit_age_s(edited_at, now)
+        except ValueError:
+            raise InvalidRequestError(
+                f"{field}.editedAt must be an ISO 8601 date-time such as 2026-12-01T09:30:00Z,"
+                f" got {edited_at!r}"
+            ) from None
+        found.append((folder, RecentEdit(path, age_s)))
+    return found
 
 
 def _path_of(uri: Any, field: str, roots: Sequence[Path]) -> tuple[int, str]:

@@ -8,6 +8,8 @@ from __future__ import annotations
 
 from typing import Any, Literal, TypedDict
 
+from smartctx.core import context as core_context
+
 # Multi-root workspaces: every workspace folder has its own index, and a pack ranks in all of them
 # within one budget. With more than one folder, every item of a pack (bodies, summaries,
 # ``impact.target``) and every expanded node gains ``workspaceFolder``, the URI of the folder its
@@ -66,8 +68,17 @@ REINDEX_COMMAND = "smartctx.reindex"
 # LSP's ContentModified: the answer no longer matches the file; ask again.
 CONTENT_MODIFIED_CODE = -32801
 
+# The most entries ``focus.openFiles`` and ``focus.recentEdits`` may each hold (re-exported here
+# so the client's mirror has it).
+MAX_FOCUS_FILES = core_context.MAX_FOCUS_FILES
+
 # "failed": the index could not be opened; ``message`` says why and requests answer with that error.
 IndexState = Literal["indexing", "ready", "failed"]
+
+# Several processes (the editor's language server, an agent's MCP server, the CLI) share one index
+# per folder: "writer" indexes it, "follower" answers from what another process writes (and takes
+# over writing when that one exits); "mixed" over folders where this server does both.
+IndexRole = Literal["writer", "follower", "mixed"]
 
 
 class WirePosition(TypedDict):
@@ -75,11 +86,37 @@ class WirePosition(TypedDict):
     character: int
 
 
+class _WireOpenFile(TypedDict):
+    uri: str
+
+
+class WireOpenFile(_WireOpenFile, total=False):
+    # Shown in an editor now (default false); a tab in the background is open but not visible.
+    visible: bool
+
+
+class WireRecentEdit(TypedDict):
+    uri: str
+    # When the file was last edited: an ISO 8601 date-time, e.g. "2026-12-01T03:24:49.123Z" (no
+    # offset means UTC). A time in the future counts as now.
+    editedAt: str
+
+
 class WireFocus(TypedDict, total=False):
+    """Where the work is: every list is optional, and each holds files inside a workspace folder.
+
+    The server adds what it saw itself to ``recentEdits`` (buffers changed through didChange,
+    saves its watcher saw) and, when ``openFiles`` is absent, takes the documents the client has
+    opened (didOpen) as open files. At most ``MAX_FOCUS_FILES`` entries per list.
+    """
+
+    # The active editor's document, and its cursor (0-based, as LSP counts).
     uri: str
     position: WirePosition
-    openUris: list[str]
-    recentUris: list[str]
+    # The open files, visible ones first.
+    openFiles: list[WireOpenFile]
+    # The files edited lately, newest first.
+    recentEdits: list[WireRecentEdit]
 
 
 class ContextForTaskParams(TypedDict, total=False):
@@ -151,6 +188,7 @@ class _IndexCounts(TypedDict):
     pendingFiles: int
     # How many files the index holds, as of the end of the last phase.
     indexedFiles: int
+    role: IndexRole
 
 
 class IndexStatus(_IndexCounts, total=False):
@@ -158,6 +196,10 @@ class IndexStatus(_IndexCounts, total=False):
 
     # Only with state "failed".
     message: str
+    # Only with role "follower": the process that writes the index, and its command
+    # ("smartctx mcp", ...), when it has said so.
+    writerPid: int
+    writerCommand: str
 
 
 class WireRecentChange(TypedDict):

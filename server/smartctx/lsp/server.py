@@ -290,12 +290,15 @@ class SmartctxServer(LanguageServer):
             self.work_done_progress.end(token, types.WorkDoneProgressEnd(message="index ready"))
             self._progress_token = None
 
-    def buffer_changed(self, uri: str) -> None:
-        """Pack the buffer as it is now, and index it once typing pauses (on its folder's index thread)."""
+    def buffer_changed(self, uri: str, *, edited: bool) -> None:
+        """Pack the buffer as it is now, and index it once typing pauses (on its folder's index thread).
+        ``edited``: the user changed it (not merely opened it), which steers the next packs."""
         found = self._folder_of(uri)
         if found is None:
             return
         folder, path = found
+        if edited:
+            folder.index.edits.record([path])
         text = self.workspace.get_text_document(uri).source
         folder.overlays = {**folder.overlays, path: text.encode("utf-8")}
         self._cancel_buffer_timer(uri)
@@ -500,11 +503,11 @@ def build_server() -> SmartctxServer:
 
     @server.feature(types.TEXT_DOCUMENT_DID_OPEN)
     def did_open(ls: SmartctxServer, params: types.DidOpenTextDocumentParams) -> None:
-        ls.buffer_changed(params.text_document.uri)
+        ls.buffer_changed(params.text_document.uri, edited=False)
 
     @server.feature(types.TEXT_DOCUMENT_DID_CHANGE)
     def did_change(ls: SmartctxServer, params: types.DidChangeTextDocumentParams) -> None:
-        ls.buffer_changed(params.text_document.uri)
+        ls.buffer_changed(params.text_document.uri, edited=True)
 
     @server.feature(types.TEXT_DOCUMENT_DID_SAVE)
     def did_save(ls: SmartctxServer, params: types.DidSaveTextDocumentParams) -> None:

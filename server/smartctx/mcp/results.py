@@ -66,6 +66,10 @@ def error_result(message: str) -> types.CallToolResult:
 
 
 def status_text(status: StatusCounts, folder_count: int) -> str:
+    return _state_text(status, folder_count) + _role_text(status)
+
+
+def _state_text(status: StatusCounts, folder_count: int) -> str:
     folders = "1 workspace folder" if folder_count == 1 else f"{folder_count} workspace folders"
     if status.error:
         return f"The index of {folders} failed: {status.error}"
@@ -78,6 +82,22 @@ def status_text(status: StatusCounts, folder_count: int) -> str:
         )
     pending = f", {status.pending_files:,} changes pending" if status.pending_files else ""
     return f"The index of {folders} is ready: {status.files_total:,} files checked{pending}."
+
+
+def _role_text(status: StatusCounts) -> str:
+    """Who writes the index, when another process does (an editor's language server, say)."""
+    if status.role == "writer":
+        return ""
+    writer = (
+        "another smartctx process"
+        if status.writer is None
+        else f"{status.writer.command} (pid {status.writer.pid})"
+    )
+    whose = "Some folders' indexes are" if status.role == "mixed" else "The index is"
+    return (
+        f" {whose} shared: {writer} writes it and this server answers from its updates, taking over"
+        " writing when it exits."
+    )
 
 
 def _pending_note(pending_files: int) -> str:

@@ -12,7 +12,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from smartctx.core.context import ContextOptions, ContextRequest, Focus, InvalidRequestError
+from smartctx.core.context import MAX_FOCUS_FILES, ContextOptions, ContextRequest, Focus, InvalidRequestError
 from smartctx.live.paths import innermost_folder
 
 GET_CONTEXT_FOR_TASK = "get_context_for_task"
@@ -29,7 +29,14 @@ _INTEGER_OPTIONS = {
 _BOOLEAN_OPTIONS = {"includePRs": "include_prs", "includeImpact": "include_impact"}
 _STRING_OPTIONS = {"prCutoff": "pr_cutoff"}
 
-CONTEXT_ARGUMENTS = ("task", *_INTEGER_OPTIONS, *_BOOLEAN_OPTIONS, *_STRING_OPTIONS, "focusFile")
+CONTEXT_ARGUMENTS = (
+    "task",
+    *_INTEGER_OPTIONS,
+    *_BOOLEAN_OPTIONS,
+    *_STRING_OPTIONS,
+    "focusFile",
+    "focusFiles",
+)
 
 _DEFAULTS = ContextOptions()
 
@@ -103,6 +110,15 @@ CONTEXT_INPUT_SCHEMA: dict[str, Any] = {
             "description": (
                 "A file you are working in (path relative to the workspace, absolute path, or file:// URI); "
                 "its definitions and neighbours rank higher."
+            ),
+        },
+        "focusFiles": {
+            "type": "array",
+            "items": {"type": "string"},
+            "maxItems": MAX_FOCUS_FILES,
+            "description": (
+                "Other files you have open or are working with, same forms as focusFile; they and their "
+                "neighbours rank a little higher. Files edited lately are known without being named."
             ),
         },
     },
@@ -202,7 +218,7 @@ that exists, or to know whether indexing is done."""
 
 def context_requests(arguments: dict[str, Any], roots: Sequence[Path]) -> list[ContextRequest]:
     """``get_context_for_task`` arguments -> one request per workspace folder in ``roots``, alike but
-    for the focus, which only the folder holding ``focusFile`` gets."""
+    for the focus: each folder gets the focus files inside it."""
     _refuse_unknown(arguments, CONTEXT_ARGUMENTS)
     task = arguments.get("task")
     if not isinstance(task, str) or not task.strip():
@@ -226,7 +242,7 @@ def context_requests(arguments: dict[str, Any], roots: Sequence[Path]) -> list[C
             raise InvalidRequestError(f"{name} must be a string, got {value!r}")
         values[field] = value
     options = ContextOptions.from_values(values)
-    focus = _focus(arguments.get("focusFile"), roots)
+    focus = _focus(arguments.get("focusFile"), arguments.get("focusFiles"), roots)
     return [ContextRequest(task, options, folder_focus) for folder_focus in focus]
 
 
@@ -253,12 +269,28 @@ def _refuse_unknown(arguments: dict[str, Any], known: Sequence[str]) -> None:
         raise InvalidRequestError(f"unknown argument {unknown[0]}; the arguments are: {allowed}")
 
 
-def _focus(raw: Any, roots: Sequence[Path]) -> list[Focus]:
-    """One focus per root; only the root holding ``focusFile`` gets it as its active file."""
-    if raw is None:
-        return [Focus() for _ in roots]
+def _focus(active: Any, others: Any, roots: Sequence[Path]) -> list[Focus]:
+    """One focus per root: ``focusFile`` is the active file of the root that holds it, each of
+    ``focusFiles`` an open file of its root."""
+    found = None if active is None else _locate(active, "focusFile", roots)
+    if others is not None and (not isinstance(others, list) or len(others) > MAX_FOCUS_FILES):
+        raise InvalidRequestError(
+            f"focusFiles must be a list of at most {MAX_FOCUS_FILES} file paths, got {others!r}"
+        )
+    opened = [_locate(raw, f"focusFiles[{index}]", roots) for index, raw in enumerate(others or [])]
+    return [
+        Focus(
+            active_path=found[1] if found is not None and found[0] == root else None,
+            visible_paths=tuple(path for position, path in opened if position == root),
+        )
+        for root in range(len(roots))
+    ]
+
+
+def _locate(raw: Any, field: str, roots: Sequence[Path]) -> tuple[int, str]:
+    """A file path or URI from the caller as (root position, workspace-relative path)."""
     if not isinstance(raw, str) or not raw:
-        raise InvalidRequestError(f"focusFile must be a file path or file:// URI, got {raw!r}")
+        raise InvalidRequestError(f"{field} must be a file path or file:// URI, got {raw!r}")
     found = None
     if raw.startswith("file:"):
         found = innermost_folder(roots, raw)
@@ -271,8 +303,8 @@ def _focus(raw: Any, roots: Sequence[Path]) -> list[Focus]:
         found = innermost_folder(roots, chosen.absolute().as_uri())
     where = f"the workspace folder {roots[0]}" if len(roots) == 1 else "any workspace folder"
     if found is None:
-        raise InvalidRequestError(f"focusFile {raw} is not a file inside {where}")
+        raise InvalidRequestError(f"{field} {raw} is not a file inside {where}")
     position, path = found
     if not (roots[position] / path).is_file():
-        raise InvalidRequestError(f"focusFile {raw} names no file in {where}")
-    return [Focus(active_path=path) if index == position else Focus() for index in range(len(roots))]
+        raise InvalidRequestError(f"{field} {raw} names no file in {where}")
+    return found

@@ -183,7 +183,11 @@ def status_to_wire(counts: StatusCounts) -> dict[str, Any]:
         "filesTotal": counts.files_total,
         "pendingFiles": counts.pending_files,
         "indexedFiles": counts.indexed_files,
+        "role": counts.role,
     }
     if counts.error:
         wire["message"] = counts.error
+    if counts.writer is not None:
+        wire["writerPid"] = counts.writer.pid
+        wire["writerCommand"] = counts.writer.command
     return wire

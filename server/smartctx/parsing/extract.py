@@ -69,15 +69,17 @@ from __future__ import annotations
 import functools
 import importlib
 import re
+from collections import OrderedDict
 from collections.abc import Sequence
 from dataclasses import dataclass
 from operator import itemgetter
 from pathlib import Path
 
-from tree_sitter import Language, Node, Parser, Query, QueryCursor
+from tree_sitter import Language, Node, Parser, Query, QueryCursor, Tree
 
 from smartctx.core.files import lf_line_ends
 from smartctx.core.model import ParseResult, Reference, RefKind, Span, Symbol, SymbolKind
+from smartctx.parsing.edits import edit_between
 from smartctx.parsing.languages import LANGUAGES, LanguageSpec
 from smartctx.parsing.summary import (
     doc_from_comments,
@@ -117,6 +119,10 @@ Below some ten thousand levels tree-sitter's query cursor slows down sharply (50
 Code this deep is generated or hostile; its text still belongs to the enclosing symbol, it only
 yields no definitions or references of its own.
 """
+
+# Documents whose last syntax tree is kept for incremental parsing: the buffers open in an editor.
+# A tree takes a few times its source's size; the oldest is dropped first.
+DOCUMENT_TREES = 16
 
 _NAME = "name"
 _DOC = "doc"
@@ -240,9 +246,17 @@ class SourceParser:
 
     def __init__(self) -> None:
         self._parsers: dict[str, Parser] = {}
+        # The last tree of each recently parsed document, least recently used first.
+        self._documents: OrderedDict[str, tuple[str, bytes, Tree]] = OrderedDict()
 
-    def parse(self, source: bytes, language: str) -> ParseResult:
+    def parse(self, source: bytes, language: str, *, document: str | None = None) -> ParseResult:
         """Symbols and references of ``source``; never raises on malformed input.
+
+        A ``document`` (an open editor buffer's path, say) is parsed incrementally: its previous
+        tree is edited by the change between the two texts and parsed again, which reuses what the
+        change did not touch (a one-character edit in a 2,700-line file: 2 ms instead of 11) and
+        gives what a fresh parse would; text with syntax errors is parsed afresh, since recovery
+        from them can differ. The trees of the last ``DOCUMENT_TREES`` documents are kept.
 
         Raises ``ValueError`` only when ``language`` is not a key of ``LANGUAGES``.
         """
@@ -251,7 +265,8 @@ class SourceParser:
         if parser is None:
             parser = self._parsers[language] = Parser(grammar.language)
         source = lf_line_ends(_valid_utf8(source))
-        root = parser.parse(source).root_node
+        tree = self._parse_tree(parser, source, language, document)
+        root = tree.root_node
         if root.has_error and _unclosed_brackets(source) > MAX_UNCLOSED_BRACKETS:
             return ParseResult(language=language, symbols=(), references=(), has_errors=True)
         cursor = QueryCursor(grammar.query)
@@ -267,6 +282,38 @@ class SourceParser:
             references=_attribute(uses, definitions, kept),
             has_errors=root.has_error,
         )
+
+    def forget(self, document: str) -> None:
+        """Drop a document's kept tree (its buffer closed, or it is read from disk again)."""
+        self._documents.pop(document, None)
+
+    def _parse_tree(self, parser: Parser, source: bytes, language: str, document: str | None) -> Tree:
+        if document is None:
+            return parser.parse(source)
+        previous = self._documents.pop(document, None)
+        if previous is None or previous[0] != language:
+            tree = parser.parse(source)
+        else:
+            _, old_source, old_tree = previous
+            edit = edit_between(old_source, source)
+            if edit is not None:
+                old_tree.edit(
+                    start_byte=edit.start_byte,
+                    old_end_byte=edit.old_end_byte,
+                    new_end_byte=edit.new_end_byte,
+                    start_point=edit.start_point,
+                    old_end_point=edit.old_end_point,
+                    new_end_point=edit.new_end_point,
+                )
+            tree = parser.parse(source, old_tree)
+            # Error recovery depends on which old subtrees were reused, so a tree with errors can
+            # differ from a fresh parse of the same text; only an error-free one is kept as it is.
+            if tree.root_node.has_error:
+                tree = parser.parse(source)
+        self._documents[document] = (language, source, tree)
+        if len(self._documents) > DOCUMENT_TREES:
+            self._documents.popitem(last=False)
+        return tree
 
 
 def _unclosed_brackets(source: bytes) -> int:

@@ -30,6 +30,7 @@ from smartctx.retrieval.diversify import Selection, diversify, limits_for
 from smartctx.retrieval.expand import Expansion, expand
 from smartctx.retrieval.file_kinds import file_kinds, read_attributes
 from smartctx.retrieval.files import SYMBOLS_PER_FILE, RankedFile, rank_files
+from smartctx.retrieval.focus import focus_rank
 from smartctx.retrieval.history_lookup import impact_of, recent_changes
 from smartctx.retrieval.pack import node_id, pack
 from smartctx.retrieval.query import parse_task
@@ -81,12 +82,17 @@ def rank(
         seeds[forced] = max(seeds.get(forced, 0.0), strongest)
     expansion = expand(snapshot, seeds, found.nodes, options.hop_depth, options.hop_frontier_cap)
     stage("expand")
+    # Editor focus (retrieval/focus.py): a personalised PageRank from the editor's files, which
+    # adds its strongest definitions as candidates and a focus part to every score.
+    walked = focus_rank(snapshot, focus)
+    expansion = walked.with_candidates(expansion)
+    stage("focus")
     best_matches = sorted(found.file_evidence, key=lambda path: (-found.file_evidence[path], path))
     attributes = read_attributes(sources.read, best_matches[:FILES_CHECKED_FOR_ATTRIBUTES])
     kinds = file_kinds(
         {node.path for node in expansion.nodes.values()} | set(found.file_evidence), attributes
     )
-    ranked = score(found, expansion, focus, kinds, tests_wanted=task.mentions_tests)
+    ranked = score(found, expansion, walked, kinds, tests_wanted=task.mentions_tests)
     files = rank_files(ranked, found.file_evidence, kinds, task.mentions_tests)
     stage("score")
     return Ranking(found, expansion, ranked, _with_symbols(snapshot, files))

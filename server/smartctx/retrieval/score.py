@@ -2,7 +2,8 @@
 
 The base is the seed recipe, 0.5 BM25 + 0.3 PageRank + 0.2 usage, each normalised over the
 candidate set. Added to it: whole-file lexical evidence, exact mentions in the task (a name, a stack
-frame, a file path), the editor's focus, and the votes of matching tests. A file that is not the
+frame, a file path), the editor's focus (``focus.py``: a personalised PageRank from the editor's
+files, scaled by each candidate's score before it), and the votes of matching tests. A file that is not the
 project's own code (vendored, generated, documentation, build scripts) multiplies the total by its
 kind's factor. Every part is kept in ``parts`` so a pack can say why each item is there.
 
@@ -16,10 +17,10 @@ import math
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-from smartctx.core.context import Focus
 from smartctx.core.model import SymbolKind
 from smartctx.retrieval.expand import Expansion
 from smartctx.retrieval.file_kinds import FileKind
+from smartctx.retrieval.focus import FocusRank
 from smartctx.retrieval.search import SearchResult
 from smartctx.store.snapshot import NodeRow
 
@@ -34,11 +35,6 @@ NAMED_WEIGHT = 0.6
 NAMED_EXACTLY_WEIGHT = 0.4
 FRAME_WEIGHT = 1.2
 MENTIONED_FILE_WEIGHT = 0.3
-# What the editor shows: the symbol under the cursor, the active file, open and recent files.
-CURSOR_WEIGHT = 0.6
-ACTIVE_FILE_WEIGHT = 0.3
-OPEN_FILE_WEIGHT = 0.1
-RECENT_FILE_WEIGHT = 0.1
 # A matching test's vote for what it uses, at most this much (for the best-matching test). Small:
 # tests call helpers and fixtures as much as the code under test; on SWE-bench Lite's stratified 60
 # a vote of 0.5 cost 5 points of function hit against no vote, 0.1 one body hit (bench/RESULTS.md).
@@ -70,7 +66,7 @@ class ScoredNode:
 def score(
     search: SearchResult,
     expansion: Expansion,
-    focus: Focus,
+    focus: FocusRank,
     kinds: Mapping[str, FileKind],
     tests_wanted: bool,
 ) -> list[ScoredNode]:
@@ -86,9 +82,8 @@ def score(
     top_rank = max(node.pagerank for node in candidates) or 1.0
     top_usage = max(math.log1p(node.usage) for node in candidates) or 1.0
     top_file = max(search.file_evidence.values(), default=0.0) or 1.0
-    scored: list[ScoredNode] = []
+    task_parts: list[tuple[NodeRow, dict[str, float]]] = []
     for node in candidates:
-        reach = expansion.reached[node.id]
         parts = {
             "bm25": BM25_WEIGHT * lexical[node.id] / top_lexical,
             "pagerank": PAGERANK_WEIGHT * node.pagerank / top_rank,
@@ -103,7 +98,14 @@ def score(
             parts["frame"] = FRAME_WEIGHT
         if node.path in search.mentioned_files:
             parts["mentionedFile"] = MENTIONED_FILE_WEIGHT
-        parts.update(_focus_parts(node, focus))
+        task_parts.append((node, parts))
+    # Focus scales with the task's own score of each node, so it settles what the task leaves close
+    # and never lifts a node the task is not about over one it is.
+    focused = focus.parts([(node, total_of(parts)) for node, parts in task_parts])
+    scored: list[ScoredNode] = []
+    for node, parts in task_parts:
+        parts.update(focused.get(node.id, {}))
+        reach = expansion.reached[node.id]
         if reach.hops:
             parts["hops"] = float(reach.hops)
         scored.append(ScoredNode(node, total_of(parts), parts))
@@ -150,16 +152,3 @@ def _tests_vote(
             item = ScoredNode(item.node, total_of(parts), parts)
         voted.append(item)
     return voted
-
-
-def _focus_parts(node: NodeRow, focus: Focus) -> dict[str, float]:
-    parts: dict[str, float] = {}
-    if node.path == focus.active_path:
-        parts["activeFile"] = ACTIVE_FILE_WEIGHT
-        if focus.cursor_line is not None and node.start_line <= focus.cursor_line <= node.end_line:
-            parts["cursor"] = CURSOR_WEIGHT
-    elif node.path in focus.open_paths:
-        parts["openFile"] = OPEN_FILE_WEIGHT
-    if node.path in focus.recent_paths:
-        parts["recentFile"] = RECENT_FILE_WEIGHT
-    return parts

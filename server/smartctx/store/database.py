@@ -17,6 +17,10 @@ SCHEMA_VERSION = 1
 INDEX_FILE_NAME = f"index-v{SCHEMA_VERSION}.sqlite"
 FORMAT_TAG = "smartctx-index"
 BUSY_TIMEOUT_MS = 10_000
+# The write-ahead log grows to hold the largest transaction (a first index's 1,000-file commits left
+# 42 MB of it beside a 102 MB index on django) and SQLite keeps that size for reuse unless told
+# otherwise; this caps what stays on disk once the log restarts after a checkpoint.
+WAL_SIZE_LIMIT_BYTES = 4 * 1024 * 1024
 
 
 class IndexUnavailableError(Exception):
@@ -40,6 +44,7 @@ def connect(path: Path, *, read_only: bool) -> sqlite3.Connection:
         connection = sqlite3.connect(path, timeout=BUSY_TIMEOUT_MS / 1000, isolation_level=None)
         connection.execute("PRAGMA journal_mode=WAL")
         connection.execute("PRAGMA synchronous=NORMAL")
+        connection.execute(f"PRAGMA journal_size_limit={WAL_SIZE_LIMIT_BYTES}")
     connection.execute(f"PRAGMA busy_timeout={BUSY_TIMEOUT_MS}")
     connection.execute("PRAGMA foreign_keys=OFF")
     connection.execute("PRAGMA cache_size=-65536")
@@ -68,10 +73,16 @@ def open_index(index_dir: Path, workspace_root: Path) -> OpenedIndex:
     return OpenedIndex(connection, path, reason)
 
 
-def _problem_with(path: Path, root_text: str) -> str | None:
+def check_index(path: Path, workspace_root: Path) -> str | None:
+    """Why the index file another process writes cannot be read as this workspace's index (another
+    schema, say), or None if it can; never changes the file."""
+    return _problem_with(path, str(workspace_root), read_only=True)
+
+
+def _problem_with(path: Path, root_text: str, *, read_only: bool = False) -> str | None:
     """Why an existing file cannot serve as this workspace's index, or None if it can."""
     try:
-        connection = connect(path, read_only=False)
+        connection = connect(path, read_only=read_only)
         try:
             rows = dict(connection.execute("SELECT key, value FROM meta").fetchall())
             connection.execute("SELECT count(*) FROM search WHERE search MATCH 'x'").fetchone()

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import platformdirs
 
-from smartctx.store.database import OpenedIndex, open_index
+from smartctx.store.database import INDEX_FILE_NAME, OpenedIndex, open_index
 from smartctx.store.snapshot import IndexSnapshot
 from smartctx.store.writer import IndexWriter
 
@@ -32,6 +32,15 @@ def index_dir_in(base: Path, workspace_root: Path) -> Path:
     return base / f"{workspace_root.name or 'root'}-{digest}"
 
 
+def index_size_bytes(index_dir: Path) -> int:
+    """The index file in ``index_dir`` with its write-ahead log, without files moved aside."""
+    return sum(
+        candidate.stat().st_size
+        for candidate in index_dir.iterdir()
+        if candidate.name.startswith(INDEX_FILE_NAME) and ".broken-" not in candidate.name
+    )
+
+
 class IndexStore:
     """Owns the read-write connection; hands out read-only snapshots."""
 
@@ -52,11 +61,7 @@ class IndexStore:
         return IndexSnapshot(self.path)
 
     def size_bytes(self) -> int:
-        return sum(
-            candidate.stat().st_size
-            for candidate in self.index_dir.iterdir()
-            if candidate.name.startswith(self.path.name) and ".broken-" not in candidate.name
-        )
+        return index_size_bytes(self.index_dir)
 
     def close(self) -> None:
         self._connection.close()

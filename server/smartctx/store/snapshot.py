@@ -237,6 +237,21 @@ class IndexSnapshot:
             found.setdefault(node.name, []).append(node)
         return found
 
+    def module_ids(self, paths: Iterable[str]) -> dict[str, int]:
+        """The module node of each indexed file among ``paths``."""
+        found: dict[str, int] = {}
+        wanted = sorted(set(paths))
+        for start in range(0, len(wanted), _IDS_PER_QUERY):
+            chunk = wanted[start : start + _IDS_PER_QUERY]
+            found.update(
+                self._db.execute(
+                    "SELECT f.path, n.id FROM nodes n JOIN files f ON f.id = n.file_id"
+                    f" WHERE n.kind = 'module' AND f.path IN ({','.join('?' * len(chunk))})",
+                    chunk,
+                )
+            )
+        return found
+
     def paths_of(self, node_ids: Iterable[int]) -> dict[int, str]:
         """The file path of each node, without loading the rest of the row."""
         paths: dict[int, str] = {}
@@ -264,6 +279,47 @@ class IndexSnapshot:
                 )
             )
         return sorted(found, key=lambda e: (e.src_id, e.dst_id, e.kind))
+
+    def edges_around(self, node_id: int, limit: int) -> list[EdgeRow]:
+        """At most ``limit`` edges out of ``node_id`` and ``limit`` into it, in index order (a hub's ten
+        thousand callers are never all read). Containment is followed up only, from a definition to
+        what holds it: down, from a file, it would list every definition in it."""
+        return [
+            EdgeRow(*row)
+            for row in self._db.execute(
+                "SELECT * FROM (SELECT src_id, dst_id, kind, confidence FROM edges"
+                " WHERE src_id = ? AND kind != 'contains' LIMIT ?) UNION ALL"
+                " SELECT * FROM (SELECT src_id, dst_id, kind, confidence FROM edges"
+                " WHERE dst_id = ? LIMIT ?)",
+                (node_id, limit, node_id, limit),
+            )
+        ]
+
+    def modules_among(self, node_ids: Iterable[int]) -> set[int]:
+        """Which of ``node_ids`` are module nodes (a file as a whole)."""
+        found: set[int] = set()
+        for chunk, marks in _id_chunks(node_ids):
+            found.update(
+                node_id
+                for (node_id,) in self._db.execute(
+                    f"SELECT id FROM nodes WHERE kind = 'module' AND id IN ({marks})", chunk
+                )
+            )
+        return found
+
+    def places(self, node_ids: Iterable[int]) -> dict[int, tuple[str, bool]]:
+        """The file path of each node and whether it is the file's module node."""
+        found: dict[int, tuple[str, bool]] = {}
+        for chunk, marks in _id_chunks(node_ids):
+            found.update(
+                (node_id, (path, bool(is_module)))
+                for node_id, path, is_module in self._db.execute(
+                    "SELECT n.id, f.path, n.kind = 'module' FROM nodes n JOIN files f ON f.id = n.file_id"
+                    f" WHERE n.id IN ({marks})",
+                    chunk,
+                )
+            )
+        return found
 
     def incoming_edges(self, node_ids: Sequence[int], limit: int) -> tuple[list[EdgeRow], bool]:
         """Edges other than containment into ``node_ids``, ordered by (target, source, kind), at

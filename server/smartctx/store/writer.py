@@ -9,6 +9,7 @@ into exactly what a fresh full index would be.
 from __future__ import annotations
 
 import sqlite3
+from array import array
 from collections import Counter, defaultdict
 from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
@@ -31,7 +32,7 @@ from smartctx.store.resolution import (
     resolve_name,
     targets_outside,
 )
-from smartctx.store.rows import FileRows
+from smartctx.store.rows import FileRows, NodeWords, unpack_search_words
 
 CONTAINS_CONFIDENCE = 1.0
 # SQLite keeps the pages of deleted rows as free pages inside the file; the file is rewritten
@@ -40,6 +41,8 @@ CONTAINS_CONFIDENCE = 1.0
 # churn, which reuses free pages, never pays for a rewrite.
 VACUUM_MIN_FREE_FRACTION = 0.25
 VACUUM_MIN_FREE_BYTES = 4 * 1024 * 1024
+# Files whose full-text rows are read back and inserted at a time when the tables are refilled.
+SEARCH_REFILL_FILES = 500
 
 # Enum lookups by value through a dict: calling the Enum class costs several times more, and
 # resolution converts every pending reference.
@@ -51,6 +54,38 @@ _SYMBOL_KINDS = {kind.value: kind for kind in SymbolKind}
 class ResolutionReport:
     references: int
     edges: int
+
+
+_INSERT_SEARCH = (
+    "INSERT INTO search(rowid, name, qualified_name, signature, doc, body, path) VALUES (?, ?, ?, ?, ?, ?, ?)"
+)
+_INSERT_FILE_SEARCH = "INSERT INTO file_search(rowid, body, path) VALUES (?, ?, ?)"
+
+
+def _unpacked(
+    rows: Iterable[tuple[int, bytes, bytes]],
+) -> Iterator[tuple[int, array[int], str, list[NodeWords]]]:
+    """search_words rows as (file id, node ids, path words, each node's search columns)."""
+    for file_id, packed_ids, packed_words in rows:
+        node_ids = array("q")
+        node_ids.frombytes(packed_ids)
+        path_words, nodes = unpack_search_words(packed_words)
+        yield file_id, node_ids, path_words, nodes
+
+
+def _uses(
+    rows: list[tuple[int, str, str, str, int, int]],
+    paths: dict[int, str],
+    candidates: dict[str, list[Candidate]],
+) -> list[tuple[NameUse, list[tuple[int, int]]]]:
+    """Reference rows (file, kind, name, key, id, source), sorted by their first three, as distinct
+    name uses with their (reference, source) pairs. A reference whose key no definition carries
+    cannot resolve: it is not even looked at."""
+    return [
+        (NameUse(file_id, paths[file_id], _REF_KINDS[kind], name, key), [(row[4], row[5]) for row in group])
+        for (file_id, kind, name, key), group in groupby(rows, key=itemgetter(0, 1, 2, 3))
+        if key in candidates
+    ]
 
 
 class Batch:
@@ -84,6 +119,7 @@ class Batch:
         edge_rows: list[tuple[int, int, str, float, None]] = []
         search_rows: list[tuple[object, ...]] = []
         file_search_rows: list[tuple[int, str, str]] = []
+        search_words_rows: list[tuple[int, bytes, bytes]] = []
         ref_rows: list[tuple[object, ...]] = []
         contains = RefKind.CONTAINS.value
         for rows in files:
@@ -110,6 +146,7 @@ class Batch:
                 )
             )
             ids_by_name: dict[str, int] = {}
+            node_ids = array("q")
             seen: Counter[tuple[str, str]] = Counter()
             module_id = 0
             for kind, name, qualified, start, end, signature, doc, digest, parent, *words in rows.nodes:
@@ -135,8 +172,10 @@ class Batch:
                     (node_id, file_id, parent_id, kind, name, qualified, start, end, signature, doc, digest)
                 )
                 search_rows.append((node_id, *words, rows.path_words))
+                node_ids.append(node_id)
             self._forget_nodes(previous.values())
             file_search_rows.append((file_id, " ".join(row[13] for row in rows.nodes), rows.path_words))
+            search_words_rows.append((file_id, node_ids.tobytes(), rows.packed_words))
             ref_rows.extend(
                 (file_id, ids_by_name.get(source, module_id) if source else module_id, kind, name, key, line)
                 for source, kind, name, key, line in rows.refs
@@ -154,12 +193,11 @@ class Batch:
         db.executemany(
             "INSERT INTO edges(src_id, dst_id, kind, confidence, ref_id) VALUES (?, ?, ?, ?, ?)", edge_rows
         )
+        db.executemany(_INSERT_SEARCH, search_rows)
+        db.executemany(_INSERT_FILE_SEARCH, file_search_rows)
         db.executemany(
-            "INSERT INTO search(rowid, name, qualified_name, signature, doc, body, path)"
-            " VALUES (?, ?, ?, ?, ?, ?, ?)",
-            search_rows,
+            "INSERT INTO search_words(file_id, node_ids, words) VALUES (?, ?, ?)", search_words_rows
         )
-        db.executemany("INSERT INTO file_search(rowid, body, path) VALUES (?, ?, ?)", file_search_rows)
         db.executemany(
             "INSERT INTO refs(file_id, source_id, kind, name, key, line) VALUES (?, ?, ?, ?, ?, ?)", ref_rows
         )
@@ -190,8 +228,7 @@ class Batch:
     def _clear_file(self, file_id: int) -> None:
         """Remove a file's rows and its outgoing edges; incoming edges stay with the ids kept."""
         db = self._db
-        db.execute("DELETE FROM search WHERE rowid IN (SELECT id FROM nodes WHERE file_id = ?)", (file_id,))
-        db.execute("DELETE FROM file_search WHERE rowid = ?", (file_id,))
+        self._delete_search_rows((file_id,))
         dropped = db.execute(
             "DELETE FROM edges WHERE ref_id IS NOT NULL"
             " AND src_id IN (SELECT id FROM nodes WHERE file_id = ?)",
@@ -202,6 +239,80 @@ class Batch:
         db.execute("DELETE FROM refs WHERE file_id = ?", (file_id,))
         db.execute("DELETE FROM nodes WHERE file_id = ?", (file_id,))
         db.execute("DELETE FROM files WHERE id = ?", (file_id,))
+
+    def drop_search_rows(self, paths: Iterable[str]) -> None:
+        """Take these files' rows out of the full-text tables now, ahead of re-indexing or deleting
+        them (paths not in the index are passed over).
+
+        Removing a row from a contentless table costs about what inserting it did: FTS5 tokenises
+        the old values again. When more rows go than stay (a branch switch that rewrites most
+        files), the tables are emptied instead and the rows that stay are inserted again from
+        search_words, which costs only the smaller part.
+        """
+        db = self._db
+        db.execute("CREATE TEMP TABLE IF NOT EXISTS dropping(file_id INTEGER PRIMARY KEY)")
+        db.execute("DELETE FROM dropping")
+        db.execute("CREATE TEMP TABLE IF NOT EXISTS dropping_paths(path TEXT PRIMARY KEY)")
+        db.execute("DELETE FROM dropping_paths")
+        db.executemany("INSERT OR IGNORE INTO dropping_paths(path) VALUES (?)", [(path,) for path in paths])
+        db.execute(
+            "INSERT INTO dropping SELECT f.id FROM dropping_paths d CROSS JOIN files f ON f.path = d.path"
+            " CROSS JOIN search_words w ON w.file_id = f.id"
+        )
+        (dropped_rows,) = db.execute(
+            "SELECT count(*) FROM dropping d CROSS JOIN nodes n ON n.file_id = d.file_id"
+        ).fetchone()
+        if dropped_rows == 0:
+            return
+        (all_rows,) = db.execute("SELECT count(*) FROM nodes").fetchone()
+        if 2 * dropped_rows <= all_rows:
+            self._delete_search_rows(
+                file_id for (file_id,) in db.execute("SELECT file_id FROM dropping").fetchall()
+            )
+            return
+        db.execute("INSERT INTO search(search) VALUES ('delete-all')")
+        db.execute("INSERT INTO file_search(file_search) VALUES ('delete-all')")
+        db.execute("DELETE FROM search_words WHERE file_id IN (SELECT file_id FROM dropping)")
+        kept = db.execute("SELECT file_id, node_ids, words FROM search_words ORDER BY file_id")
+        while chunk := kept.fetchmany(SEARCH_REFILL_FILES):
+            search_rows: list[tuple[object, ...]] = []
+            file_search_rows: list[tuple[int, str, str]] = []
+            for file_id, node_ids, path_words, nodes in _unpacked(chunk):
+                search_rows.extend(
+                    (node_id, *words, path_words) for node_id, words in zip(node_ids, nodes, strict=True)
+                )
+                file_search_rows.append((file_id, " ".join(words[4] for words in nodes), path_words))
+            db.executemany(_INSERT_SEARCH, search_rows)
+            db.executemany(_INSERT_FILE_SEARCH, file_search_rows)
+
+    def _delete_search_rows(self, file_ids: Iterable[int]) -> None:
+        """Take files' rows out of the contentless full-text tables, with the values they were
+        inserted with (FTS5 finds the entries to remove by tokenising them again)."""
+        db = self._db
+        rows = [
+            row
+            for file_id in file_ids
+            for row in db.execute(
+                "SELECT file_id, node_ids, words FROM search_words WHERE file_id = ?", (file_id,)
+            )
+        ]
+        search_rows: list[tuple[object, ...]] = []
+        file_search_rows: list[tuple[int, str, str]] = []
+        for file_id, node_ids, path_words, nodes in _unpacked(rows):
+            search_rows.extend(
+                (node_id, *words, path_words) for node_id, words in zip(node_ids, nodes, strict=True)
+            )
+            file_search_rows.append((file_id, " ".join(words[4] for words in nodes), path_words))
+        db.executemany(
+            "INSERT INTO search(search, rowid, name, qualified_name, signature, doc, body, path)"
+            " VALUES ('delete', ?, ?, ?, ?, ?, ?, ?)",
+            search_rows,
+        )
+        db.executemany(
+            "INSERT INTO file_search(file_search, rowid, body, path) VALUES ('delete', ?, ?, ?)",
+            file_search_rows,
+        )
+        db.executemany("DELETE FROM search_words WHERE file_id = ?", [(row[0],) for row in rows])
 
     def _forget_nodes(self, gone: Iterable[tuple[int, int | None, str]]) -> None:
         """Drop what points at definitions that no longer exist; their names become dirty."""
@@ -300,48 +411,110 @@ class IndexWriter:
         pending = db.execute(
             "SELECT r.file_id, r.kind, r.name, r.key, r.id, r.source_id FROM todo t"
             " CROSS JOIN refs r ON r.id = t.ref_id"
-            " ORDER BY 1, 2, 3"
         ).fetchall()
+        imports_before = self._import_edges_to_redo()
         db.execute("DELETE FROM edges WHERE ref_id IN (SELECT ref_id FROM todo)")
         paths = dict(db.execute("SELECT id, path FROM files"))
         candidates = self._candidates({row[3] for row in pending})
-        # A reference whose key no definition carries cannot resolve: it is not even looked at.
-        uses = [
-            (
-                NameUse(file_id, paths[file_id], _REF_KINDS[kind], name, key),
-                [(row[4], row[5]) for row in rows],
-            )
-            for (file_id, kind, name, key), rows in groupby(pending, key=itemgetter(0, 1, 2, 3))
-            if key in candidates
-        ]
-        edges: list[tuple[int, int, str, float, int]] = []
-        # An absolute import means the same in every file; resolve each one once.
-        import_answers: dict[tuple[str, str], tuple[list[Candidate], float]] = {}
-        for use, refs in uses:
-            if use.kind is RefKind.IMPORT:
-                question = (use.name, import_scope(use))
-                matched = import_answers.get(question)
-                if matched is None:
-                    matched = import_matches(*question, candidates.get(use.key, ()))
-                    import_answers[question] = matched
-                targets = targets_outside(*matched, use.file_id)
-                edges.extend(
-                    (source_id, t.node_id, use.kind.value, t.confidence, ref_id)
-                    for ref_id, source_id in refs
-                    for t in targets
-                )
+        import_kind = RefKind.IMPORT.value
+        edges = self._resolve_imports([row for row in pending if row[1] == import_kind], paths, candidates)
         db.executemany(
             "INSERT INTO edges(src_id, dst_id, kind, confidence, ref_id) VALUES (?, ?, ?, ?, ?)", edges
         )
         resolved = len(edges)
-        edges.clear()
+        # The other references of a file resolve through what its imports point at, so a file whose
+        # imports now point elsewhere has them all resolved again, although neither they nor their
+        # names changed.
+        imports_after: dict[int, set[tuple[int, int]]] = defaultdict(set)
+        files_of_refs = {row[4]: row[0] for row in pending if row[1] == import_kind}
+        for _, dst_id, _, _, ref_id in edges:
+            imports_after[files_of_refs[ref_id]].add((ref_id, dst_id))
+        redirected = {
+            file_id
+            for file_id in imports_before.keys() | imports_after.keys()
+            if imports_before.get(file_id, set()) != imports_after.get(file_id, set())
+        }
+        added = self._add_references_of(redirected, candidates)
+        names = [row for row in pending if row[1] != import_kind] + added
+        names.sort(key=itemgetter(0, 1, 2, 4))
+        edges = self._resolve_names(names, paths, candidates)
+        db.executemany(
+            "INSERT INTO edges(src_id, dst_id, kind, confidence, ref_id) VALUES (?, ?, ?, ?, ?)", edges
+        )
+        db.execute("UPDATE files SET refs_pending = 0 WHERE refs_pending = 1")
+        if pending:
+            db.execute("UPDATE meta SET value = '1' WHERE key = 'scores_dirty'")
+        return ResolutionReport(references=len(pending) + len(added), edges=resolved + len(edges))
+
+    def _import_edges_to_redo(self) -> dict[int, set[tuple[int, int]]]:
+        """Per file, the (reference, target) pairs of its imports that are about to be resolved again."""
+        found: dict[int, set[tuple[int, int]]] = defaultdict(set)
+        for file_id, ref_id, dst_id in self._db.execute(
+            "SELECT r.file_id, r.id, e.dst_id FROM todo t CROSS JOIN refs r ON r.id = t.ref_id"
+            " CROSS JOIN edges e ON e.ref_id = r.id WHERE r.kind = 'imports'"
+        ):
+            found[file_id].add((ref_id, dst_id))
+        return found
+
+    def _add_references_of(
+        self, file_ids: set[int], candidates: dict[str, list[Candidate]]
+    ) -> list[tuple[int, str, str, str, int, int]]:
+        """Put the references of these files (other than imports) that are not yet to be resolved
+        into ``todo``, drop their edges, and load their definitions into ``candidates``."""
+        if not file_ids:
+            return []
+        db = self._db
+        db.execute("CREATE TEMP TABLE IF NOT EXISTS redirected(file_id INTEGER PRIMARY KEY)")
+        db.execute("DELETE FROM redirected")
+        db.executemany("INSERT INTO redirected(file_id) VALUES (?)", [(file_id,) for file_id in file_ids])
+        added: list[tuple[int, str, str, str, int, int]] = db.execute(
+            "SELECT r.file_id, r.kind, r.name, r.key, r.id, r.source_id FROM redirected d"
+            " CROSS JOIN refs r ON r.file_id = d.file_id"
+            " WHERE r.kind != 'imports' AND r.id NOT IN (SELECT ref_id FROM todo)"
+        ).fetchall()
+        db.executemany("INSERT INTO todo(ref_id) VALUES (?)", [(row[4],) for row in added])
+        db.executemany("DELETE FROM edges WHERE ref_id = ?", [(row[4],) for row in added])
+        candidates.update(self._candidates({row[3] for row in added} - candidates.keys()))
+        return added
+
+    def _resolve_imports(
+        self,
+        rows: list[tuple[int, str, str, str, int, int]],
+        paths: dict[int, str],
+        candidates: dict[str, list[Candidate]],
+    ) -> list[tuple[int, int, str, float, int]]:
+        """Edges for import references (file, kind, name, key, id, source rows)."""
+        edges: list[tuple[int, int, str, float, int]] = []
+        # An absolute import means the same in every file; resolve each one once.
+        import_answers: dict[tuple[str, str], tuple[list[Candidate], float]] = {}
+        for use, refs in _uses(sorted(rows, key=itemgetter(0, 1, 2, 4)), paths, candidates):
+            question = (use.name, import_scope(use))
+            matched = import_answers.get(question)
+            if matched is None:
+                matched = import_matches(*question, candidates.get(use.key, ()))
+                import_answers[question] = matched
+            targets = targets_outside(*matched, use.file_id)
+            edges.extend(
+                (source_id, t.node_id, use.kind.value, t.confidence, ref_id)
+                for ref_id, source_id in refs
+                for t in targets
+            )
+        return edges
+
+    def _resolve_names(
+        self,
+        rows: list[tuple[int, str, str, str, int, int]],
+        paths: dict[int, str],
+        candidates: dict[str, list[Candidate]],
+    ) -> list[tuple[int, int, str, float, int]]:
+        """Edges for calls, references and base classes, once their files' import edges are in."""
+        uses = _uses(rows, paths, candidates)
         imported_targets, imported_files = self._imports_of({use.file_id for use, _ in uses})
         pools = {key: CandidatePool(found) for key, found in candidates.items()}
         empty = CandidatePool(())
         source_names = self._source_names()
+        edges: list[tuple[int, int, str, float, int]] = []
         for use, refs in uses:
-            if use.kind is RefKind.IMPORT:
-                continue
             resolution = resolve_name(
                 use,
                 pools.get(use.key, empty),
@@ -359,13 +532,7 @@ class IndexWriter:
                     for t in answer
                     if t.node_id != source_id
                 )
-        db.executemany(
-            "INSERT INTO edges(src_id, dst_id, kind, confidence, ref_id) VALUES (?, ?, ?, ?, ?)", edges
-        )
-        db.execute("UPDATE files SET refs_pending = 0 WHERE refs_pending = 1")
-        if pending:
-            db.execute("UPDATE meta SET value = '1' WHERE key = 'scores_dirty'")
-        return ResolutionReport(references=len(pending), edges=resolved + len(edges))
+        return edges
 
     def _source_names(self) -> dict[int, str]:
         """Qualified names of the definitions that the references to resolve sit in."""

@@ -9,13 +9,74 @@
     (pointer_declarator declarator: (pointer_declarator declarator: (function_declarator declarator: (identifier) @name)))
   ]) @definition.function
 
-(translation_unit
-  (declaration
-    declarator: [
-      (function_declarator declarator: (identifier) @name)
-      (pointer_declarator declarator: (function_declarator declarator: (identifier) @name))
-      (pointer_declarator declarator: (pointer_declarator declarator: (function_declarator declarator: (identifier) @name)))
-    ]) @definition.function)
+; Prototypes count where a file declares its functions: at file level, also inside include guards,
+; #if blocks, extern "C" and the error regions that macros cause; not in a function's block.
+
+[
+  (translation_unit
+    (declaration
+      declarator: [
+        (function_declarator declarator: (identifier) @name)
+        (pointer_declarator declarator: (function_declarator declarator: (identifier) @name))
+        (pointer_declarator declarator: (pointer_declarator declarator: (function_declarator declarator: (identifier) @name)))
+      ]) @definition.function)
+  (preproc_ifdef
+    (declaration
+      declarator: [
+        (function_declarator declarator: (identifier) @name)
+        (pointer_declarator declarator: (function_declarator declarator: (identifier) @name))
+        (pointer_declarator declarator: (pointer_declarator declarator: (function_declarator declarator: (identifier) @name)))
+      ]) @definition.function)
+  (preproc_if
+    (declaration
+      declarator: [
+        (function_declarator declarator: (identifier) @name)
+        (pointer_declarator declarator: (function_declarator declarator: (identifier) @name))
+        (pointer_declarator declarator: (pointer_declarator declarator: (function_declarator declarator: (identifier) @name)))
+      ]) @definition.function)
+  (preproc_else
+    (declaration
+      declarator: [
+        (function_declarator declarator: (identifier) @name)
+        (pointer_declarator declarator: (function_declarator declarator: (identifier) @name))
+        (pointer_declarator declarator: (pointer_declarator declarator: (function_declarator declarator: (identifier) @name)))
+      ]) @definition.function)
+  (preproc_elif
+    (declaration
+      declarator: [
+        (function_declarator declarator: (identifier) @name)
+        (pointer_declarator declarator: (function_declarator declarator: (identifier) @name))
+        (pointer_declarator declarator: (pointer_declarator declarator: (function_declarator declarator: (identifier) @name)))
+      ]) @definition.function)
+  (preproc_elifdef
+    (declaration
+      declarator: [
+        (function_declarator declarator: (identifier) @name)
+        (pointer_declarator declarator: (function_declarator declarator: (identifier) @name))
+        (pointer_declarator declarator: (pointer_declarator declarator: (function_declarator declarator: (identifier) @name)))
+      ]) @definition.function)
+  (linkage_specification
+    (declaration
+      declarator: [
+        (function_declarator declarator: (identifier) @name)
+        (pointer_declarator declarator: (function_declarator declarator: (identifier) @name))
+        (pointer_declarator declarator: (pointer_declarator declarator: (function_declarator declarator: (identifier) @name)))
+      ]) @definition.function)
+  (declaration_list
+    (declaration
+      declarator: [
+        (function_declarator declarator: (identifier) @name)
+        (pointer_declarator declarator: (function_declarator declarator: (identifier) @name))
+        (pointer_declarator declarator: (pointer_declarator declarator: (function_declarator declarator: (identifier) @name)))
+      ]) @definition.function)
+  (ERROR
+    (declaration
+      declarator: [
+        (function_declarator declarator: (identifier) @name)
+        (pointer_declarator declarator: (function_declarator declarator: (identifier) @name))
+        (pointer_declarator declarator: (pointer_declarator declarator: (function_declarator declarator: (identifier) @name)))
+      ]) @definition.function)
+]
 
 ; Macros: object-like ones are constants, function-like ones functions.
 
@@ -51,15 +112,33 @@
     (array_declarator declarator: (type_identifier) @name)
   ]) @definition.type
 
-; Tagged structs, unions and enums with a body, at file level or in a declaration.
+; Tagged structs, unions and enums with a body, where a file defines its types: on their own at file
+; level, in include guards and #if blocks, in extern "C" and in the error regions that macros cause,
+; and as the type of a declaration there. In a typedef the typedef's name is the symbol (above); one
+; nested in a field or a function body stays part of its container (matching every field and block
+; would cost each file's query a tenth more for a handful of types).
 
 [
   (translation_unit [(struct_specifier name: (type_identifier) @name body: (_)) (union_specifier name: (type_identifier) @name body: (_))] @definition.struct)
+  (preproc_ifdef [(struct_specifier name: (type_identifier) @name body: (_)) (union_specifier name: (type_identifier) @name body: (_))] @definition.struct)
+  (preproc_if [(struct_specifier name: (type_identifier) @name body: (_)) (union_specifier name: (type_identifier) @name body: (_))] @definition.struct)
+  (preproc_else [(struct_specifier name: (type_identifier) @name body: (_)) (union_specifier name: (type_identifier) @name body: (_))] @definition.struct)
+  (preproc_elif [(struct_specifier name: (type_identifier) @name body: (_)) (union_specifier name: (type_identifier) @name body: (_))] @definition.struct)
+  (preproc_elifdef [(struct_specifier name: (type_identifier) @name body: (_)) (union_specifier name: (type_identifier) @name body: (_))] @definition.struct)
+  (declaration_list [(struct_specifier name: (type_identifier) @name body: (_)) (union_specifier name: (type_identifier) @name body: (_))] @definition.struct)
+  (ERROR [(struct_specifier name: (type_identifier) @name body: (_)) (union_specifier name: (type_identifier) @name body: (_))] @definition.struct)
   (declaration type: [(struct_specifier name: (type_identifier) @name body: (_)) (union_specifier name: (type_identifier) @name body: (_))] @definition.struct)
 ]
 
 [
   (translation_unit (enum_specifier name: (type_identifier) @name body: (_)) @definition.enum)
+  (preproc_ifdef (enum_specifier name: (type_identifier) @name body: (_)) @definition.enum)
+  (preproc_if (enum_specifier name: (type_identifier) @name body: (_)) @definition.enum)
+  (preproc_else (enum_specifier name: (type_identifier) @name body: (_)) @definition.enum)
+  (preproc_elif (enum_specifier name: (type_identifier) @name body: (_)) @definition.enum)
+  (preproc_elifdef (enum_specifier name: (type_identifier) @name body: (_)) @definition.enum)
+  (declaration_list (enum_specifier name: (type_identifier) @name body: (_)) @definition.enum)
+  (ERROR (enum_specifier name: (type_identifier) @name body: (_)) @definition.enum)
   (declaration type: (enum_specifier name: (type_identifier) @name body: (_)) @definition.enum)
 ]
 

@@ -32,6 +32,9 @@
     (reference_declarator (function_declarator declarator: [(field_identifier) (operator_name)] @name))
   ]) @definition.function
 
+; Free function prototypes at file or namespace level, also inside an include guard or an #if block
+; there. A deeper conditional is not looked into: inside a function body `std::string s(name);`
+; parses as a prototype too.
 [
   (translation_unit
     (declaration
@@ -47,6 +50,34 @@
         (pointer_declarator declarator: (function_declarator declarator: (identifier) @name))
         (reference_declarator (function_declarator declarator: (identifier) @name))
       ]) @definition.function)
+  (translation_unit (preproc_ifdef
+    (declaration
+      declarator: [
+        (function_declarator declarator: (identifier) @name)
+        (pointer_declarator declarator: (function_declarator declarator: (identifier) @name))
+        (reference_declarator (function_declarator declarator: (identifier) @name))
+      ]) @definition.function))
+  (translation_unit (preproc_if
+    (declaration
+      declarator: [
+        (function_declarator declarator: (identifier) @name)
+        (pointer_declarator declarator: (function_declarator declarator: (identifier) @name))
+        (reference_declarator (function_declarator declarator: (identifier) @name))
+      ]) @definition.function))
+  (declaration_list (preproc_ifdef
+    (declaration
+      declarator: [
+        (function_declarator declarator: (identifier) @name)
+        (pointer_declarator declarator: (function_declarator declarator: (identifier) @name))
+        (reference_declarator (function_declarator declarator: (identifier) @name))
+      ]) @definition.function))
+  (declaration_list (preproc_if
+    (declaration
+      declarator: [
+        (function_declarator declarator: (identifier) @name)
+        (pointer_declarator declarator: (function_declarator declarator: (identifier) @name))
+        (reference_declarator (function_declarator declarator: (identifier) @name))
+      ]) @definition.function))
 ]
 
 ; Types.
@@ -72,7 +103,8 @@
 (namespace_definition
   name: [(namespace_identifier) (nested_namespace_specifier)] @name) @definition.module
 
-; Constants: const and constexpr variables at file or namespace level, and object-like macros.
+; Constants: const and constexpr variables at file or namespace level (also inside an include guard
+; or an #if block there), and object-like macros.
 
 ([
   (translation_unit
@@ -83,6 +115,22 @@
     (declaration
       (type_qualifier) @_qualifier
       declarator: (init_declarator declarator: (identifier) @name)) @definition.constant)
+  (translation_unit (preproc_ifdef
+    (declaration
+      (type_qualifier) @_qualifier
+      declarator: (init_declarator declarator: (identifier) @name)) @definition.constant))
+  (translation_unit (preproc_if
+    (declaration
+      (type_qualifier) @_qualifier
+      declarator: (init_declarator declarator: (identifier) @name)) @definition.constant))
+  (declaration_list (preproc_ifdef
+    (declaration
+      (type_qualifier) @_qualifier
+      declarator: (init_declarator declarator: (identifier) @name)) @definition.constant))
+  (declaration_list (preproc_if
+    (declaration
+      (type_qualifier) @_qualifier
+      declarator: (init_declarator declarator: (identifier) @name)) @definition.constant))
 ]
   (#any-of? @_qualifier "const" "constexpr"))
 

@@ -10,7 +10,7 @@
     name: (identifier) @name
     value: (class))) @definition.class
 
-; Methods are the members of class bodies; object literal members are not symbols.
+; Methods: the members of class bodies, and arrow-valued fields.
 
 (class_body
   (method_definition
@@ -20,6 +20,43 @@
   (field_definition
     property: [(property_identifier) (private_property_identifier)] @name
     value: [(arrow_function) (function_expression)]) @definition.method)
+
+; Members of object literals, the hooks of Vite and Rollup plugins and the callbacks of option
+; objects: methods and function-valued properties. An object bound to a variable or nested under a
+; key is named after it (const legacy = { config() {} } in viteLegacyPlugin is
+; viteLegacyPlugin.legacy.config, transform: { handler() {} } is transform.handler); any other
+; object's members belong to the enclosing definition. A module-level UPPER_CASE const is a
+; constant symbol already, which names its members. Keys written as strings ('./a.js': () => …, as
+; in glob import maps) are data rather than names.
+
+((variable_declarator
+  name: (identifier) @scope
+  value: (object
+    [
+      (method_definition name: [(property_identifier) (computed_property_name)] @name)
+      (pair
+        key: (property_identifier) @name
+        value: [(arrow_function) (function_expression) (generator_function)])
+    ] @definition.method))
+  (#not-match? @scope "^[A-Z][A-Z0-9_]*$"))
+
+(pair
+  key: (property_identifier) @scope
+  value: (object
+    [
+      (method_definition name: [(property_identifier) (computed_property_name)] @name)
+      (pair
+        key: (property_identifier) @name
+        value: [(arrow_function) (function_expression) (generator_function)])
+    ] @definition.method))
+
+(object
+  [
+    (method_definition name: [(property_identifier) (computed_property_name)] @name)
+    (pair
+      key: (property_identifier) @name
+      value: [(arrow_function) (function_expression) (generator_function)])
+  ] @definition.method)
 
 ; Functions: declarations, and function values bound to a name or assigned to a property.
 
