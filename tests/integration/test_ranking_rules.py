@@ -71,27 +71,28 @@ URL_TASK = "Invalid URL error: prepare_url does not parse the host and port of h
 @pytest.mark.parametrize(
     ("vendored", "attributes"),
     [
-        ("requests/packages/urllib3/util/url.py", ""),
-        ("third_party/urllib3/url.py", ""),
-        ("static/js/url-parser-3.5.1.js", ""),
-        ("lib/urlkit/url.py", "lib/urlkit/** linguist-vendored\n"),
+        ("requests/packages/urllib3/util/url.py", {}),
+        ("third_party/urllib3/url.py", {}),
+        ("static/js/url-parser-3.5.1.js", {}),
+        ("lib/urlkit/url.py", {".gitattributes": "lib/urlkit/** linguist-vendored\n"}),
+        ("lib/urlkit/url.py", {"lib/.gitattributes": "urlkit/*.py linguist-vendored\n"}),
     ],
 )
 def test_a_vendored_copy_ranks_below_the_projects_own_code(
-    tmp_path: Path, counter: TokenCounter, vendored: str, attributes: str
+    tmp_path: Path, counter: TokenCounter, vendored: str, attributes: dict[str, str]
 ) -> None:
     """The vendored copy matches the task better (it says "url" more); the own code still wins."""
     copy = URL_CODE.format(name="prepare_url") + URL_CODE.replace("url", "url_url").format(name="urlopen")
     if vendored.endswith(".js"):
         copy = "function prepareUrl(url) { return parseUrl(url); } // parse url host port query\n" * 20
-    files = {"requests/models.py": URL_CODE.format(name="prepare_url"), vendored: copy}
-    if attributes:
-        files[".gitattributes"] = attributes
+    files = {"requests/models.py": URL_CODE.format(name="prepare_url"), vendored: copy, **attributes}
     pack = pack_for(tmp_path / "ws", tmp_path / "index", files, URL_TASK, counter)
+    scores = {item.id: item.score for item in (*pack.bodies, *pack.summaries)}
+    own = [score for item, score in scores.items() if item.startswith("requests/models.py")]
+    copied = [score for item, score in scores.items() if item.startswith(vendored)]
     assert pack.bodies[0].file_path == "requests/models.py"
-    own = [index for index, item in enumerate(items(pack)) if item.startswith("requests/models.py")]
-    copied = [index for index, item in enumerate(items(pack)) if item.startswith(vendored)]
-    assert not copied or min(own) < min(copied)
+    assert len(own) == 4, "every definition of the project's own file is packed"
+    assert not copied or min(own) > max(copied), "all of the own code ranks above all of the copy"
 
 
 def test_gitattributes_can_say_a_vendor_folder_is_own_code(tmp_path: Path, counter: TokenCounter) -> None:

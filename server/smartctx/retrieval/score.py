@@ -36,8 +36,8 @@ NAMED_EXACTLY_WEIGHT = 0.4
 FRAME_WEIGHT = 1.2
 MENTIONED_FILE_WEIGHT = 0.3
 # A matching test's vote for what it uses, at most this much (for the best-matching test). Small:
-# tests call helpers and fixtures as much as the code under test, and on SWE-bench Lite's
-# stratified 60 a vote of 0.5 cost 5 points of function hit against none; 0.1 cost nothing.
+# tests call helpers and fixtures as much as the code under test; on SWE-bench Lite's stratified 60
+# a vote of 0.5 cost 5 points of function hit against no vote, 0.1 one body hit (bench/RESULTS.md).
 TEST_VOTE_WEIGHT = 0.1
 # The edges along which a test votes: it calls, references, imports or subclasses the code.
 TEST_VOTE_EDGES = frozenset({"calls", "references", "imports", "inherits"})
