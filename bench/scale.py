@@ -20,6 +20,8 @@ checked out at FROM. Then, in one run on one machine:
 * size: the index folder on disk (database, WAL and shared memory) against the bytes of the indexed
   source files.
 
+Each server's log goes to ``server-*.log`` beside the index folders.
+
     .venv/bin/python bench/scale.py /work/.mirror/babel+babel/repo /work/benchrepos/speed-babel \\
         --from 726154c78e --to 1da3cfa1a2
 """
@@ -59,6 +61,24 @@ PROBE_BY_LANGUAGE = {
     "go": "\nfunc {name}() int {{ return 1 }}\n",
 }
 PROBE_DEFAULT = "\nfunction {name}(value) {{ return value; }}\n"
+
+
+async def keep_log(server: Server, path: Path) -> None:
+    """Append the server's stderr to ``path`` as it comes: a full pipe would block its logging, and
+    with it the server; the log says what the server did (each reconcile, its time)."""
+    process = server.client._server
+    stream = process.stderr if process is not None else None
+    with path.open("ab") as log:
+        while stream is not None and (chunk := await stream.read(65536)):
+            log.write(chunk)
+            log.flush()
+
+
+async def start_logged(server: Server, log: Path) -> asyncio.Task[None]:
+    """Start the server process and keep its log."""
+    await server.client.start_io(*server_command())
+    log.parent.mkdir(parents=True, exist_ok=True)
+    return asyncio.create_task(keep_log(server, log))
 
 
 def children_of(pid: int) -> list[int]:
@@ -193,7 +213,7 @@ async def run(args: argparse.Namespace) -> dict[str, Any]:
     tasks = commit_tasks(work, args.source, args.queries + 1)
 
     server = Server(work, indexes / "live")
-    await server.client.start_io(*server_command())
+    logs = [await start_logged(server, indexes / "server-cold.log")]
     sampler = TreeRssSampler(server.pid)
     sampler.start()
     results["cold_s"] = await start_server(server)
@@ -210,7 +230,7 @@ async def run(args: argparse.Namespace) -> dict[str, Any]:
     await server.stop()
 
     server = Server(work, indexes / "live")
-    await server.client.start_io(*server_command())
+    logs.append(await start_logged(server, indexes / "server-queries.log"))
     results["noop_s"] = await start_server(server)
     results["update_ms"] = await one_file_updates(server, update_candidates(live_path), args.updates)
     round_trips, pipeline = await queries(server, tasks)
@@ -225,6 +245,7 @@ async def run(args: argparse.Namespace) -> dict[str, Any]:
     await server.stop()
     results["index_mb_after_updates"] = index_size(live_path.parent) / 1e6
 
+    await asyncio.gather(*logs)
     results["branch_switch"] = await switch(work, args.source, args.target, indexes)
     results["load_at_end"] = os.getloadavg()
     return results
@@ -267,7 +288,7 @@ async def switch(work: Path, source: str, target: str, indexes: Path) -> dict[st
     changed = git(work, "diff", "--name-only", "--no-renames", source, target).split()
 
     server = Server(work, indexes / "live")
-    await server.client.start_io(*server_command())
+    log = await start_logged(server, indexes / "server-switch.log")
     await start_server(server)
     live_path = next((indexes / "live").glob("*/index-*.sqlite"))
     sampler = TreeRssSampler(server.pid)
@@ -290,6 +311,7 @@ async def switch(work: Path, source: str, target: str, indexes: Path) -> dict[st
     sampler.done.set()
     sampler.join()
     await server.stop()
+    await log
     equal = same_index(live_path.parent, fresh_dir, work)
     git(work, "checkout", "-q", "-f", source)
     return {
