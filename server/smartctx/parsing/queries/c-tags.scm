@@ -10,7 +10,9 @@
   ]) @definition.function
 
 ; Prototypes count where a file declares its functions: at file level, also inside include guards,
-; #if blocks, extern "C" and the error regions that macros cause; not in a function's block.
+; #if blocks, extern "C" and the error regions that macros cause; not in a function's block, where
+; they are mostly macro calls misread. One alternative per parent, since a query cannot say "any
+; parent but a block" and a wildcard parent does not match inside ERROR.
 
 [
   (translation_unit
