@@ -94,8 +94,13 @@ async def test_expand_finds_a_definition_that_moved_on_disk_and_says_when_it_is_
     assert moved["citation"] == "shop/payments.py:12-19"
     assert moved["source"].startswith("def charge_card(")
     assert [warning["code"] for warning in moved["warnings"]] == ["stale-relocated"]
-    assert error.value.code == CONTENT_MODIFIED_CODE
-    assert "charge_card is no longer in shop/payments.py" in error.value.message
+    # The server's watcher may already have indexed the rename, and then the id is simply unknown;
+    # else the server finds the indexed definition gone from the file on disk. Either answer says so.
+    if error.value.code == CONTENT_MODIFIED_CODE:
+        assert "charge_card is no longer in shop/payments.py" in error.value.message
+    else:
+        assert error.value.code == JsonRpcInvalidParams.CODE
+        assert "may have been renamed or removed" in error.value.message
 
 
 async def hover(client: LanguageClient, path: Path, line: int, character: int) -> types.Hover | None:
