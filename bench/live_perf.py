@@ -81,7 +81,15 @@ class Server:
 
     async def start(self) -> float:
         """Start and initialize; seconds from `initialized` to the first "ready"."""
+        await self.launch()
+        return await self.initialize()
+
+    async def launch(self) -> None:
+        """Start the server process (not yet initialized)."""
         await self.client.start_io(sys.executable, "-m", "smartctx", "serve")
+
+    async def initialize(self) -> float:
+        """Initialize a launched server; seconds from `initialized` to the first "ready"."""
         await self.client.initialize_async(
             types.InitializeParams(
                 capabilities=types.ClientCapabilities(),

@@ -36,7 +36,6 @@ import shutil
 import sqlite3
 import statistics
 import subprocess
-import sys
 import threading
 import time
 from pathlib import Path
@@ -76,7 +75,7 @@ async def keep_log(server: Server, path: Path) -> None:
 
 async def start_logged(server: Server, log: Path) -> asyncio.Task[None]:
     """Start the server process and keep its log."""
-    await server.client.start_io(*server_command())
+    await server.launch()
     log.parent.mkdir(parents=True, exist_ok=True)
     return asyncio.create_task(keep_log(server, log))
 
@@ -216,7 +215,7 @@ async def run(args: argparse.Namespace) -> dict[str, Any]:
     logs = [await start_logged(server, indexes / "server-cold.log")]
     sampler = TreeRssSampler(server.pid)
     sampler.start()
-    results["cold_s"] = await start_server(server)
+    results["cold_s"] = await server.initialize()
     sampler.done.set()
     sampler.join()
     results["cold_peak_server_mb"] = sampler.peak_server_mb
@@ -231,7 +230,7 @@ async def run(args: argparse.Namespace) -> dict[str, Any]:
 
     server = Server(work, indexes / "live")
     logs.append(await start_logged(server, indexes / "server-queries.log"))
-    results["noop_s"] = await start_server(server)
+    results["noop_s"] = await server.initialize()
     results["update_ms"] = await one_file_updates(server, update_candidates(live_path), args.updates)
     round_trips, pipeline = await queries(server, tasks)
     results["query_first_ms"] = round_trips[0]
@@ -251,28 +250,6 @@ async def run(args: argparse.Namespace) -> dict[str, Any]:
     return results
 
 
-def server_command() -> tuple[str, ...]:
-    return (sys.executable, "-m", "smartctx", "serve")
-
-
-async def start_server(server: Server) -> float:
-    """Initialize a started server; seconds from `initialized` to the first "ready"."""
-    from lsprotocol import types
-
-    await server.client.initialize_async(
-        types.InitializeParams(
-            capabilities=types.ClientCapabilities(),
-            root_uri=server.root.as_uri(),
-            workspace_folders=[types.WorkspaceFolder(uri=server.root.as_uri(), name=server.root.name)],
-            initialization_options={"indexDir": str(server.index_dir)},
-        )
-    )
-    started = time.perf_counter()
-    server.client.initialized(types.InitializedParams())
-    await server.until(lambda status: status["state"] == "ready")
-    return time.perf_counter() - started
-
-
 async def switch(work: Path, source: str, target: str, indexes: Path) -> dict[str, Any]:
     """Checkout ``target`` under a server that has indexed ``source``; the fresh index of ``target``
     is built first, in this process, as the baseline."""
@@ -289,7 +266,7 @@ async def switch(work: Path, source: str, target: str, indexes: Path) -> dict[st
 
     server = Server(work, indexes / "live")
     log = await start_logged(server, indexes / "server-switch.log")
-    await start_server(server)
+    await server.initialize()
     live_path = next((indexes / "live").glob("*/index-*.sqlite"))
     sampler = TreeRssSampler(server.pid)
     sampler.start()
