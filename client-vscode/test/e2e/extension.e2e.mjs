@@ -201,4 +201,34 @@ export default async function scenario({ s, wb, step, selfTest, waitFor, log, mo
       { timeout: 60000 },
     );
   });
+
+  // A smaller budget holds fewer definitions: the files that rank next still show, one line each,
+  // and a click opens one.
+  let mapped;
+  await step("12-small-budget-lists-other-likely-files", async () => {
+    s.updateSettings({ "smartctx.budgetTokens": 600 });
+    await waitFor(
+      "a pack at the new budget with other likely files",
+      async () => {
+        await wb.runCommand("SmartCtx: Context for Task…");
+        await wb.inputBox("Describe the task", TASK);
+        const text = await wb.webviewText(cite(computeTotal), { timeout: 20000 });
+        return text.includes("/ 600 tokens") && text.includes("Other likely files");
+      },
+      { timeout: 45000, interval: 1000 },
+    );
+    const frame = await wb.webviewFrame("Other likely files");
+    const entries = frame.locator("ul.file-map > li");
+    mapped = await entries.first().locator("a.citation").first().innerText();
+    log(`file map: ${(await entries.allInnerTexts()).join(" | ")}`);
+    if (!/\.(py|ts|go)$/.test(mapped)) throw new Error(`the first file map entry is not a file: ${mapped}`);
+    await frame.locator("ul.file-map").scrollIntoViewIfNeeded();
+  });
+
+  await step("12b-file-map-entry-opens-the-file", async () => {
+    const frame = await wb.webviewFrame("Other likely files");
+    await frame.locator("ul.file-map a.citation", { hasText: mapped }).first().click();
+    await wb.waitForActiveEditor(path.basename(mapped));
+    s.updateSettings({ "smartctx.budgetTokens": 8000 });
+  });
 }
