@@ -212,8 +212,10 @@ export default async function scenario({ s, wb, step, selfTest, waitFor, log, mo
       async () => {
         await wb.runCommand("SmartCtx: Context for Task…");
         await wb.inputBox("Describe the task", TASK);
-        const text = await wb.webviewText(cite(computeTotal), { timeout: 20000 });
-        return text.includes("/ 600 tokens") && text.includes("Other likely files");
+        // The setting reaches the extension a moment after the file changes: ask again only when
+        // no pack at the new budget shows, so that no second request is left running.
+        const text = await wb.webviewText("/ 600 tokens", { timeout: 10000 }).catch(() => "");
+        return text.includes("Other likely files");
       },
       { timeout: 45000, interval: 1000 },
     );
