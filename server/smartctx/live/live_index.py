@@ -17,11 +17,10 @@ Any other process on the same folder follows: it answers from snapshots of what 
 mirrors the writer's progress in its own status, and keeps its own editor buffers to itself (they
 are read when packing, as overlays, but never written into the shared index). It watches no files,
 so it learns of the user's saves from the memory of edits the writer publishes, and adds that to its
-own for editor focus. It tries the lock
-every ``FOLLOW_POLL_S``; when the writer exits or dies it takes over: it opens the index read-write,
-reconciles it with the folder (which also finishes whatever the dead writer left half done and puts
-back the disk text of files the writer had indexed from its own unsaved buffers), then indexes its
-own buffers.
+own for editor focus. It tries the lock every ``FOLLOW_POLL_S``; when the writer exits or dies it
+takes over: it opens the index read-write, reconciles it with the folder (which also finishes
+whatever the dead writer left half done and puts back the disk text of files the writer had indexed
+from its own unsaved buffers), then indexes its own buffers.
 """
 
 from __future__ import annotations
