@@ -16,6 +16,7 @@ changed; tests never count). Every case is packed once per *focus variant* and s
     .venv/bin/python bench/focus.py commits                  # needs bench/out/commit_tasks.jsonl
     .venv/bin/python bench/focus.py swebench --subset stratified
     .venv/bin/python bench/focus.py swebench --repo flask --limit 3
+    .venv/bin/python bench/focus.py commits --budget 2000     # smaller packs: more for focus to decide
 
 (``bench/commits.py extract`` writes the commit tasks.)
 
@@ -183,10 +184,11 @@ def pack_and_score(
     snapshot: IndexSnapshot,
     sources: WorkspaceSources,
     counter: TokenCounter,
+    options: ContextOptions,
 ) -> Run:
     started = time.perf_counter()
     try:
-        pack = build_context(ContextRequest(case.task, ContextOptions(), focus), snapshot, counter, sources)
+        pack = build_context(ContextRequest(case.task, options, focus), snapshot, counter, sources)
     except Exception as error:
         traceback.print_exc()
         return Run(False, False, False, None, 0.0, 0.0, [], f"{type(error).__name__}: {error}")
@@ -219,6 +221,7 @@ class Bench:
         self.args = args
         self.variants = (BASELINE, *variants)
         self.counter = TokenCounter()
+        self.options = ContextOptions(budget_tokens=args.budget)
         self.rows: list[dict[str, Any]] = []
         self.skipped: list[dict[str, str]] = []
 
@@ -258,7 +261,9 @@ class Bench:
             indexed = set(snapshot.file_paths())
             for variant in self.variants:
                 focus = self.focus_for(variant, case, snapshot, indexed)
-                runs[variant] = pack_and_score(case, gold, focus, snapshot, sources, self.counter)
+                runs[variant] = pack_and_score(
+                    case, gold, focus, snapshot, sources, self.counter, self.options
+                )
         row = {
             "case": case.case_id,
             "repo": case.repo,
@@ -367,6 +372,12 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
         "--repo", type=_names, default=[], help="only these repositories (short or full names)"
     )
     parser.add_argument("--limit", type=int, default=0, help="only the first N cases")
+    parser.add_argument(
+        "--budget",
+        type=int,
+        default=ContextOptions().budget_tokens,
+        help="the packs' token budget (a smaller one leaves focus more to decide)",
+    )
     parser.add_argument("--repos-dir", type=Path, default=Path("/work/benchrepos/focus-repos"))
     parser.add_argument("--mirrors-dir", type=Path, default=Path("/work/.mirror"))
     parser.add_argument("--index-root", type=Path, default=Path("/work/benchrepos/focus-index"))

@@ -28,8 +28,10 @@ import anyio
 import pytest
 from raw_client import RawClient
 from test_mcp import SHOP, WAIT_S, Session, mcp_server
+from test_server import STOCK, focus_parts
 
 from index_dump import assert_same_index, dump, fresh_dump
+from smartctx.live.sharing import FOLLOW_POLL_S
 from smartctx.lsp.protocol import CONTEXT_FOR_TASK, INDEX_STATUS
 from smartctx.store.database import INDEX_FILE_NAME
 from smartctx.store.index_store import index_dir_in
@@ -233,3 +235,34 @@ async def test_two_servers_started_at_once_index_the_folder_once(shop: Path, tmp
         assert ids(await one.request(CONTEXT_FOR_TASK, task)) == ids(
             await other.request(CONTEXT_FOR_TASK, task)
         )
+
+
+async def test_a_follower_packs_with_the_saves_its_writer_saw_and_keeps_them_when_it_takes_over(
+    shop: Path, tmp_path: Path
+) -> None:
+    """A follower watches no files: the saves come from the writer's memory of edits."""
+    indexes = tmp_path / "indexes"
+    async with editors(shop, indexes, 2) as [one, other]:
+        roles = [
+            (await one.status(lambda s: s["state"] == "ready"))["role"],
+            (await other.status(lambda s: s["state"] == "ready"))["role"],
+        ]
+        writer, follower = (one, other) if roles[0] == "writer" else (other, one)
+        task = {"task": STOCK}
+        before = await follower.request(CONTEXT_FOR_TASK, task)
+        assert focus_parts(before, "shop/inventory.py") == set()
+
+        inventory = shop / "shop" / "inventory.py"
+        inventory.write_text(inventory.read_text(encoding="utf-8") + "\n# saved by someone\n", "utf-8")
+        # Nothing notifies the follower when the writer's memory changes (it is no index change),
+        # so it is asked again at the pace it reads that memory.
+        with anyio.fail_after(WAIT_S):
+            while "focusFile" not in focus_parts(
+                await follower.request(CONTEXT_FOR_TASK, task), "shop/inventory.py"
+            ):
+                await anyio.sleep(FOLLOW_POLL_S)
+
+        os.kill(writer.pid, signal.SIGKILL)
+        await follower.status(ready("writer"))
+        after = await follower.request(CONTEXT_FOR_TASK, task)
+        assert "focusFile" in focus_parts(after, "shop/inventory.py")

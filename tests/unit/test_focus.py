@@ -9,7 +9,13 @@ from typing import Any
 import pytest
 
 from smartctx.core.context import MAX_FOCUS_FILES, ContextOptions, Focus, InvalidRequestError, RecentEdit
-from smartctx.live.edits import MAX_REMEMBERED_EDITS, MAX_SAVE_BATCH_FILES, EditMemory, with_editor_memory
+from smartctx.live.edits import (
+    EDIT_MEMORY_S,
+    MAX_REMEMBERED_EDITS,
+    MAX_SAVE_BATCH_FILES,
+    EditMemory,
+    with_editor_memory,
+)
 from smartctx.lsp.convert import context_requests
 
 NOW = datetime(2026, 12, 1, 9, 30, tzinfo=timezone.utc)
@@ -121,6 +127,29 @@ def test_memory_is_bounded_and_leaves_checkouts_out() -> None:
     assert len(remembered) == MAX_REMEMBERED_EDITS
     assert remembered[0] == f"{MAX_REMEMBERED_EDITS + 2}.py"
     assert "0.py" not in remembered
+
+
+def test_memory_adopts_another_processes_edits_and_each_file_keeps_its_latest() -> None:
+    clock = Clock()
+    changes: list[list[tuple[str, float]]] = []
+    memory = EditMemory(clock, on_change=lambda: changes.append(memory.edited()))
+    memory.record(["a.py"])
+    clock.now += 100
+
+    # The last writer's memory: b.py before a.py's edit here, a.py's older edit, c.py after it.
+    memory.adopt([("b.py", 950.0), ("a.py", 900.0), ("c.py", 1050.0)])
+
+    assert memory.edited() == [("b.py", 950.0), ("a.py", 1000.0), ("c.py", 1050.0)]
+    assert changes[-1] == memory.edited() and len(changes) == 2
+    # A follower's view: its own edits and the writer's, a file in both at its latest edit.
+    theirs = [("d.py", 1090.0), ("a.py", 1080.0), ("old.py", clock.now - EDIT_MEMORY_S - 1)]
+    assert memory.recent(theirs) == (
+        RecentEdit("d.py", 10.0),
+        RecentEdit("a.py", 20.0),
+        RecentEdit("c.py", 50.0),
+        RecentEdit("b.py", 150.0),
+    )
+    assert memory.recent()[0] == RecentEdit("c.py", 50.0)
 
 
 def test_memory_joins_the_request_and_open_documents_stand_in_for_open_files() -> None:

@@ -3,7 +3,9 @@
 Each folder remembers the files edited lately: buffers the client changed (``didChange``) and saves
 its watcher saw. A branch switch or a build is not editing: a watcher batch of more than
 ``MAX_SAVE_BATCH_FILES`` paths is left out. The memory is bounded and holds one entry per file,
-with the time of its last edit.
+with the time of its last edit, as wall-clock time: a process that follows another's index
+(sharing.py) runs no watcher of its own and learns the writer's memory from a file the writer
+publishes, so the times must mean the same in both processes.
 
 :func:`with_editor_memory` adds it to a request's focus, together with the documents the client
 has open when the request names no open files of its own.
@@ -14,7 +16,7 @@ from __future__ import annotations
 import threading
 import time
 from collections import OrderedDict
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import replace
 
 from smartctx.core.context import MAX_FOCUS_FILES, Focus, RecentEdit
@@ -28,10 +30,16 @@ MAX_SAVE_BATCH_FILES = 5
 
 
 class EditMemory:
-    """The files edited lately in one folder, newest first. Safe from any thread."""
+    """The files edited lately in one folder, newest first. Safe from any thread.
 
-    def __init__(self, clock: Callable[[], float] = time.monotonic) -> None:
+    ``on_change`` is called after each record, outside the memory's lock.
+    """
+
+    def __init__(
+        self, clock: Callable[[], float] = time.time, on_change: Callable[[], None] | None = None
+    ) -> None:
         self._clock = clock
+        self._on_change = on_change
         self._lock = threading.Lock()
         # Path -> clock time of its last edit, oldest first.
         self._edited: OrderedDict[str, float] = OrderedDict()
@@ -39,24 +47,46 @@ class EditMemory:
     def record(self, paths: Iterable[str]) -> None:
         """``paths`` (workspace-relative) were edited now."""
         now = self._clock()
+        self.adopt((path, now) for path in paths)
+
+    def adopt(self, edits: Iterable[tuple[str, float]]) -> None:
+        """Edits made at the given clock times (another process's memory, say): each file keeps its
+        latest time."""
         with self._lock:
-            for path in paths:
-                self._edited.pop(path, None)
-                self._edited[path] = now
+            for path, at in edits:
+                if at >= self._edited.get(path, at):
+                    self._edited.pop(path, None)
+                    self._edited[path] = at
+            # Oldest first by time; a stable sort keeps the order of record among equal times.
+            self._edited = OrderedDict(sorted(self._edited.items(), key=lambda item: item[1]))
             while len(self._edited) > MAX_REMEMBERED_EDITS:
                 self._edited.popitem(last=False)
+        if self._on_change is not None:
+            self._on_change()
 
     def record_saves(self, paths: list[str]) -> None:
         """A watcher batch: saves when it is small enough to be the user's, else nothing."""
         if len(paths) <= MAX_SAVE_BATCH_FILES:
             self.record(paths)
 
-    def recent(self) -> tuple[RecentEdit, ...]:
-        """The remembered edits, newest first, each with its age."""
+    def edited(self) -> list[tuple[str, float]]:
+        """Each remembered file with the clock time of its last edit, oldest first."""
+        with self._lock:
+            return list(self._edited.items())
+
+    def recent(self, *others: Sequence[tuple[str, float]]) -> tuple[RecentEdit, ...]:
+        """The remembered edits, with ``others`` (files and their edit times, from another process)
+        among them, newest first, each with its age; a file in several keeps its latest edit."""
         now = self._clock()
         with self._lock:
-            edits = [RecentEdit(path, max(0.0, now - at)) for path, at in reversed(self._edited.items())]
-        return tuple(edit for edit in edits if edit.age_s <= EDIT_MEMORY_S)
+            latest = dict(self._edited)
+        for other in others:
+            for path, at in other:
+                latest[path] = max(at, latest.get(path, at))
+        # A clock set back since an edit makes it look new rather than not yet made.
+        aged = [RecentEdit(path, max(0.0, now - at)) for path, at in latest.items()]
+        aged.sort(key=lambda edit: (edit.age_s, edit.path))
+        return tuple(edit for edit in aged if edit.age_s <= EDIT_MEMORY_S)[:MAX_REMEMBERED_EDITS]
 
 
 def with_editor_memory(

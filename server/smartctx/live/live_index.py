@@ -15,11 +15,12 @@ periodic safety net) runs on the index thread and is coalesced with any other on
 Sharing (sharing.py): only the process holding the index folder's writer lock does any of the above.
 Any other process on the same folder follows: it answers from snapshots of what the writer commits,
 mirrors the writer's progress in its own status, and keeps its own editor buffers to itself (they
-are read when packing, as overlays, but never written into the shared index). It tries the lock
-every ``FOLLOW_POLL_S``; when the writer exits or dies it takes over: it opens the index read-write,
-reconciles it with the folder (which also finishes whatever the dead writer left half done and puts
-back the disk text of files the writer had indexed from its own unsaved buffers), then indexes its
-own buffers.
+are read when packing, as overlays, but never written into the shared index). It watches no files,
+so it learns of the user's saves from the memory of edits the writer publishes, and adds that to its
+own for editor focus. It tries the lock every ``FOLLOW_POLL_S``; when the writer exits or dies it
+takes over: it opens the index read-write, reconciles it with the folder (which also finishes
+whatever the dead writer left half done and puts back the disk text of files the writer had indexed
+from its own unsaved buffers), then indexes its own buffers.
 """
 
 from __future__ import annotations
@@ -32,15 +33,19 @@ from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import replace
 from pathlib import Path
 
+from smartctx.core.context import RecentEdit
 from smartctx.history.changes import GitHistory
 from smartctx.indexing.indexer import IndexConfig, Indexer, IndexReport
 from smartctx.indexing.scanner import ScanConfig
 from smartctx.indexing.watcher import Watcher
 from smartctx.live.edits import EditMemory
 from smartctx.live.sharing import (
+    EDITS_FILE_NAME,
     FOLLOW_POLL_S,
     WriterLock,
+    publish_edits,
     publish_status,
+    read_edits,
     read_status,
     this_process,
 )
@@ -61,6 +66,10 @@ SCORES_QUIET_S = 2.0
 # A follower that finds the index file unreadable reports it only once it has stayed so this long:
 # a writer creating the file leaves it without tables for a moment.
 UNREADABLE_GRACE_S = 1.0
+# The writer publishes its memory of edits when a file joins it or becomes the newest edit, and
+# otherwise (the same file edited again, as typing does) at most this often: an edit's weight halves
+# in an hour (retrieval/focus.py), so a follower's times may lag by this much.
+EDITS_PUBLISH_S = 10.0
 
 log = logging.getLogger(__name__)
 
@@ -108,7 +117,11 @@ class LiveIndex:
         # Git "why" breadcrumbs, cached per file content for the life of the server.
         self.history = GitHistory(root)
         # The files edited lately: buffers changed in the editor, saves the watcher sees.
-        self.edits = EditMemory()
+        self.edits = EditMemory(on_change=self._edits_changed)
+        # What this process last published of them (as a writer), and when (monotonic).
+        self._edits_lock = threading.Lock()
+        self._published_edit_order: list[str] = []
+        self._edits_published_s = -EDITS_PUBLISH_S
         # Guarded by _lock: what the index thread is doing and what waits for it.
         self._busy = True
         self._done = 0
@@ -128,6 +141,9 @@ class LiveIndex:
         self._role: IndexRole = "writer"
         self._writer: WriterInfo | None = None
         self._followed: StatusCounts | None = None
+        # While following: the writer's memory of edits as last read, and the file's mtime then.
+        self._writer_edits: list[tuple[str, float]] = []
+        self._writer_edits_mtime_ns: int | None = None
 
     def start(self) -> None:
         """Write the index (bringing it up to date with the folder) if no other process does, else
@@ -184,6 +200,28 @@ class LiveIndex:
     def status(self) -> StatusCounts:
         with self._lock:
             return self._counts()
+
+    def recent_edits(self) -> tuple[RecentEdit, ...]:
+        """The files edited lately, newest first: those this process saw, and while it follows
+        another, those the writer saw."""
+        with self._lock:
+            theirs = self._writer_edits if self._role == "follower" else []
+        return self.edits.recent(theirs)
+
+    def _edits_changed(self) -> None:
+        """The memory of edits changed: as the writer, publish it for the followers."""
+        with self._edits_lock:
+            edited = self.edits.edited()
+            order = [path for path, _ in edited]
+            now = time.monotonic()
+            with self._lock:
+                writing = self._role == "writer" and self._writer_lock.held
+            if not writing or (
+                order == self._published_edit_order and now - self._edits_published_s < EDITS_PUBLISH_S
+            ):
+                return
+            self._published_edit_order, self._edits_published_s = order, now
+            publish_edits(self._index_dir, edited)
 
     def set_exclude(self, exclude: tuple[str, ...]) -> None:
         """Index under other user exclude patterns (gitignore syntax): files they now exclude leave
@@ -277,6 +315,7 @@ class LiveIndex:
         """One look at what the writer committed and published; publishes this process's status
         when it changed. Returns the commit watch and since when the index has been unreadable."""
         published = read_status(self._index_dir)
+        self._read_writer_edits()
         path = self._index_dir / INDEX_FILE_NAME
         indexed: int | None = None
         problem: str | None = None
@@ -320,6 +359,18 @@ class LiveIndex:
             self._publish(force=True)
         return watch, unreadable_since
 
+    def _read_writer_edits(self) -> None:
+        """While following: the writer's memory of edits, read again when its file changed."""
+        try:
+            mtime_ns: int | None = (self._index_dir / EDITS_FILE_NAME).stat().st_mtime_ns
+        except OSError:
+            mtime_ns = None
+        if mtime_ns == self._writer_edits_mtime_ns:
+            return
+        edits = read_edits(self._index_dir) if mtime_ns is not None else []
+        with self._lock:
+            self._writer_edits, self._writer_edits_mtime_ns = edits, mtime_ns
+
     def _take_over(self, previous: WriterInfo | None) -> None:
         """On the index thread, holding the lock: the writer is gone; write the index from now on."""
         log.info("%s no longer writes the index of %s; this process takes over", _named(previous), self.root)
@@ -343,6 +394,8 @@ class LiveIndex:
         """On the index thread, holding the writer lock: open the index read-write and reconcile."""
         # Followers learn at once who writes now.
         self._publish(force=True)
+        # The edits the last writer remembered stay remembered (and are published again as ours).
+        self.edits.adopt(read_edits(self._index_dir))
         try:
             store = IndexStore(self.root, self._index_dir)
         except IndexUnavailableError as error:

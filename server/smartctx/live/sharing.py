@@ -16,7 +16,10 @@ so no child process (a parser worker, git) keeps the lock alive after the writer
 no ``flock``; ``msvcrt.locking`` gives the same exclusive, released-at-exit lock there.
 
 Who writes, and how far its work is, is published in a small JSON file next to the lock (replaced
-atomically), for the followers' status and the CLI's wait for a first index.
+atomically), for the followers' status and the CLI's wait for a first index. So is what the writer
+remembers of the user's editing (live/edits.py: saves its watcher saw, buffers its editor changed),
+which a follower, watching nothing itself, adds to its own for editor focus; whoever takes over
+writing starts from it.
 """
 
 from __future__ import annotations
@@ -27,7 +30,7 @@ import os
 import sys
 import tempfile
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from enum import Enum
 from pathlib import Path
 from types import TracebackType
@@ -39,6 +42,7 @@ from smartctx.store.snapshot import IndexSnapshot
 
 LOCK_FILE_NAME = "writer.lock"
 STATUS_FILE_NAME = "writer-status-v1.json"
+EDITS_FILE_NAME = "writer-edits-v1.json"
 # How often a follower looks for the writer's commits and tries to take over writing: the longest
 # a folder goes without a writer after one dies, and the lag of a follower's status.
 FOLLOW_POLL_S = 0.25
@@ -129,14 +133,38 @@ def publish_status(index_dir: Path, counts: StatusCounts, writer: WriterInfo) ->
         "error": counts.error,
     }
     try:
-        with tempfile.NamedTemporaryFile(
-            "w", encoding="utf-8", dir=index_dir, prefix=".writer-status-", delete=False
-        ) as handle:
-            json.dump(wire, handle)
-        Path(handle.name).replace(index_dir / STATUS_FILE_NAME)
+        _replace_json(index_dir, STATUS_FILE_NAME, wire)
     except OSError as error:
         # Followers then show older progress; the index itself is unaffected.
         log.debug("could not publish the writer status in %s: %s", index_dir, error)
+
+
+def _replace_json(index_dir: Path, name: str, wire: Any) -> None:
+    """Write ``name`` in ``index_dir`` atomically, so a reader never sees half of it."""
+    with tempfile.NamedTemporaryFile(
+        "w", encoding="utf-8", dir=index_dir, prefix=f".{name}-", delete=False
+    ) as handle:
+        json.dump(wire, handle)
+    Path(handle.name).replace(index_dir / name)
+
+
+def publish_edits(index_dir: Path, edits: Sequence[tuple[str, float]]) -> None:
+    """The writer's memory of edits for its followers: each file with the wall-clock time (seconds
+    since the epoch) of its last edit."""
+    try:
+        _replace_json(index_dir, EDITS_FILE_NAME, {"edits": [[path, at] for path, at in edits]})
+    except OSError as error:
+        # Followers then go on with the edits published before; the index is unaffected.
+        log.debug("could not publish the writer's edits in %s: %s", index_dir, error)
+
+
+def read_edits(index_dir: Path) -> list[tuple[str, float]]:
+    """What the writer last published of its memory of edits (nothing when unreadable)."""
+    try:
+        wire = json.loads((index_dir / EDITS_FILE_NAME).read_text(encoding="utf-8"))
+        return [(str(path), float(at)) for path, at in wire["edits"]]
+    except (OSError, ValueError, KeyError, TypeError):
+        return []
 
 
 def read_status(index_dir: Path) -> tuple[StatusCounts, WriterInfo] | None:

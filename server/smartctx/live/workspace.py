@@ -178,7 +178,7 @@ class Workspace:
         counter = self._counter(requests[0].options.tokenizer)
         requests = [
             replace(
-                request, focus=with_editor_memory(request.focus, folder.index.edits.recent(), folder.overlays)
+                request, focus=with_editor_memory(request.focus, folder.index.recent_edits(), folder.overlays)
             )
             for folder, request in zip(folders, requests, strict=True)
         ]

@@ -136,6 +136,8 @@ def focus_rank(snapshot: IndexSnapshot, focus: Focus) -> FocusRank:
     if not file_weights:
         return FocusRank()
     modules = snapshot.module_ids(file_weights)
+    # Where each node the walk reaches is: its file, and whether it is the file's module node.
+    places: dict[int, tuple[str, bool]] = {node_id: (path, True) for path, node_id in modules.items()}
     restart: dict[int, float] = defaultdict(float)
     for path, weight in file_weights.items():
         if path in modules:
@@ -146,15 +148,17 @@ def focus_rank(snapshot: IndexSnapshot, focus: Focus) -> FocusRank:
             share = file_weights[focus.active_path] * CURSOR_SHARE
             restart[modules[focus.active_path]] -= share
             restart[at_cursor.id] += share
+            places[at_cursor.id] = (at_cursor.path, False)
     total = sum(restart.values())
     if total <= 0.0:
         return FocusRank()
-    mass = _push({node_id: weight / total for node_id, weight in restart.items()}, snapshot)
+    mass = _push({node_id: weight / total for node_id, weight in restart.items()}, places, snapshot)
     ranked = sorted(mass, key=lambda node_id: (-mass[node_id], node_id))[:MAX_PLACED_NODES]
-    places = snapshot.places(ranked)
     file_mass: dict[str, float] = defaultdict(float)
-    for node_id, (path, _) in places.items():
-        file_mass[path] += mass[node_id]
+    # Summed in id order, so a file's share does not depend on the order the walk met its nodes.
+    for node_id in sorted(ranked):
+        if node_id in places:
+            file_mass[places[node_id][0]] += mass[node_id]
     top_files = sorted(file_mass, key=lambda path: (-file_mass[path], path))[:FOCUS_CANDIDATE_FILES]
     definitions = [node_id for node_id in ranked if node_id in places and not places[node_id][1]]
     reached = snapshot.nodes(definitions[:FOCUS_CANDIDATES])
@@ -190,8 +194,11 @@ def _file_weights(focus: Focus) -> dict[str, float]:
     return {path: weights[path] for path in chosen}
 
 
-def _push(restart: Mapping[int, float], snapshot: IndexSnapshot) -> dict[int, float]:
-    """Approximate PPR by rounds of pushes; the residual left at the end counts where it is."""
+def _push(
+    restart: Mapping[int, float], places: dict[int, tuple[str, bool]], snapshot: IndexSnapshot
+) -> dict[int, float]:
+    """Approximate PPR by rounds of pushes; the residual left at the end counts where it is.
+    ``places`` holds where the restart nodes are, and learns where each node the walk reaches is."""
     estimate: dict[int, float] = defaultdict(float)
     residual: dict[int, float] = defaultdict(float, restart)
     for _ in range(PUSH_ROUNDS):
@@ -201,17 +208,19 @@ def _push(restart: Mapping[int, float], snapshot: IndexSnapshot) -> dict[int, fl
         )[:MAX_PUSHED_PER_ROUND]
         if not frontier:
             break
-        modules = snapshot.modules_among(frontier)
         for node_id in frontier:
             value = residual.pop(node_id)
-            kept = RESTART + (1.0 - RESTART) * FILE_KEEP if node_id in modules else RESTART
+            is_module = node_id in places and places[node_id][1]
+            kept = RESTART + (1.0 - RESTART) * FILE_KEEP if is_module else RESTART
             estimate[node_id] += kept * value
             passed = (1.0 - kept) * value
             near: dict[int, float] = defaultdict(float)
-            for edge in snapshot.edges_around(node_id, MAX_EDGES_PER_NODE):
-                other = edge.dst_id if edge.src_id == node_id else edge.src_id
+            for neighbour in snapshot.neighbours(node_id, MAX_EDGES_PER_NODE):
+                other = neighbour.node_id
                 if other != node_id:
-                    near[other] += edge.confidence * EDGE_KIND_FACTORS.get(edge.kind, 0.5)
+                    near[other] += neighbour.confidence * EDGE_KIND_FACTORS.get(neighbour.kind, 0.5)
+                    if neighbour.path is not None:
+                        places[other] = (neighbour.path, bool(neighbour.is_module))
             spread = sum(near.values())
             if spread <= 0.0:
                 estimate[node_id] += passed

@@ -11,7 +11,7 @@ from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from types import TracebackType
-from typing import Any
+from typing import Any, NamedTuple
 
 from smartctx.core.model import SymbolKind
 from smartctx.store.database import connect
@@ -49,6 +49,18 @@ class EdgeRow:
     dst_id: int
     kind: str
     confidence: float
+
+
+class Neighbour(NamedTuple):
+    """The node at the other end of an edge, with the edge's kind and confidence, and where the node
+    is: its file's path (None when the node is gone) and whether it is the file's module node
+    (SQLite's 0 or 1). A tuple: the focus walk reads hundreds per request."""
+
+    node_id: int
+    kind: str
+    confidence: float
+    path: str | None
+    is_module: int
 
 
 @dataclass(frozen=True, slots=True)
@@ -280,46 +292,26 @@ class IndexSnapshot:
             )
         return sorted(found, key=lambda e: (e.src_id, e.dst_id, e.kind))
 
-    def edges_around(self, node_id: int, limit: int) -> list[EdgeRow]:
-        """At most ``limit`` edges out of ``node_id`` and ``limit`` into it, in index order (a hub's ten
-        thousand callers are never all read). Containment is followed up only, from a definition to
-        what holds it: down, from a file, it would list every definition in it."""
-        return [
-            EdgeRow(*row)
-            for row in self._db.execute(
-                "SELECT * FROM (SELECT src_id, dst_id, kind, confidence FROM edges"
-                " WHERE src_id = ? AND kind != 'contains' LIMIT ?) UNION ALL"
-                " SELECT * FROM (SELECT src_id, dst_id, kind, confidence FROM edges"
-                " WHERE dst_id = ? LIMIT ?)",
-                (node_id, limit, node_id, limit),
+    def neighbours(self, node_id: int, limit: int) -> list[Neighbour]:
+        """The nodes at the other end of at most ``limit`` edges out of ``node_id`` (first) and
+        ``limit`` into it, in index order (a hub's ten thousand callers are never all read), each
+        with its place. Containment is followed up only, from a definition to what holds it: down,
+        from a file, it would list every definition in it. The editor focus walk reads this for
+        every node it pushes; with the places in the same query it needs no other."""
+        return list(
+            map(
+                Neighbour._make,
+                self._db.execute(
+                    "SELECT e.dst_id, e.kind, e.confidence, f.path, n.kind = 'module' FROM"
+                    " (SELECT dst_id, kind, confidence FROM edges WHERE src_id = ? AND kind != 'contains'"
+                    " LIMIT ?) e LEFT JOIN nodes n ON n.id = e.dst_id LEFT JOIN files f ON f.id = n.file_id"
+                    " UNION ALL SELECT e.src_id, e.kind, e.confidence, f.path, n.kind = 'module' FROM"
+                    " (SELECT src_id, kind, confidence FROM edges WHERE dst_id = ? LIMIT ?) e"
+                    " LEFT JOIN nodes n ON n.id = e.src_id LEFT JOIN files f ON f.id = n.file_id",
+                    (node_id, limit, node_id, limit),
+                ),
             )
-        ]
-
-    def modules_among(self, node_ids: Iterable[int]) -> set[int]:
-        """Which of ``node_ids`` are module nodes (a file as a whole)."""
-        found: set[int] = set()
-        for chunk, marks in _id_chunks(node_ids):
-            found.update(
-                node_id
-                for (node_id,) in self._db.execute(
-                    f"SELECT id FROM nodes WHERE kind = 'module' AND id IN ({marks})", chunk
-                )
-            )
-        return found
-
-    def places(self, node_ids: Iterable[int]) -> dict[int, tuple[str, bool]]:
-        """The file path of each node and whether it is the file's module node."""
-        found: dict[int, tuple[str, bool]] = {}
-        for chunk, marks in _id_chunks(node_ids):
-            found.update(
-                (node_id, (path, bool(is_module)))
-                for node_id, path, is_module in self._db.execute(
-                    "SELECT n.id, f.path, n.kind = 'module' FROM nodes n JOIN files f ON f.id = n.file_id"
-                    f" WHERE n.id IN ({marks})",
-                    chunk,
-                )
-            )
-        return found
+        )
 
     def incoming_edges(self, node_ids: Sequence[int], limit: int) -> tuple[list[EdgeRow], bool]:
         """Edges other than containment into ``node_ids``, ordered by (target, source, kind), at
