@@ -345,8 +345,14 @@ def looks_random(value: str) -> bool:
     )
 
 
-def _own_matches(rule: _OwnRule, text: str, lowered: str, where: _KeywordLines) -> Iterable[re.Match[str]]:
+def _own_matches(
+    rule: _OwnRule, text: str, lowered: str, where: _KeywordLines | None
+) -> Iterable[re.Match[str]]:
     if rule.line_keywords:
+        if where is None:
+            raise ValueError(
+                f"{rule.pattern.pattern!r} is tried line by line: it needs the text's keyword lines"
+            )
         for start, end in where.lines(keyword for keyword in rule.line_keywords if keyword in lowered):
             yield from rule.pattern.finditer(text, start, end)
     elif rule.functions:
@@ -388,7 +394,7 @@ def _call_matches(rule: _OwnRule, text: str, lowered: str) -> Iterable[re.Match[
 
 
 def _own_spans(
-    text: str, lowered: str, where: _KeywordLines, rules: Iterable[_OwnRule]
+    text: str, lowered: str, where: _KeywordLines | None, rules: Iterable[_OwnRule]
 ) -> Iterable[tuple[int, int]]:
     for rule in rules:
         for match in _own_matches(rule, text, lowered, where):
@@ -442,11 +448,15 @@ def _text_spans(text: str, lowered: str) -> list[tuple[int, int]]:
     """What the rules whose matches can span lines find in ``text`` (a few, each gated by a literal)."""
     if not any(literal in lowered for literal in _text_rule_literals()):
         return []
-    where = _KeywordLines(text, lowered, _rule_set().text_keywords)
-    return [
-        *_gitleaks_spans(text, where, _rule_set().text_rules),
-        *_own_spans(text, lowered, where, _OWN_TEXT_RULES),
-    ]
+    rule_set = _rule_set()
+    spans: list[tuple[int, int]] = []
+    # Most texts hold none of these rules' few keywords: a search each is cheaper than the automaton.
+    if any(keyword in lowered for keyword in rule_set.text_keywords.all):
+        spans += _gitleaks_spans(
+            text, _KeywordLines(text, lowered, rule_set.text_keywords), rule_set.text_rules
+        )
+    # smartctx's own forms that span lines each look for their literal themselves.
+    return [*spans, *_own_spans(text, lowered, None, _OWN_TEXT_RULES)]
 
 
 class _CleanLines:

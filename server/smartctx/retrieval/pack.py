@@ -22,7 +22,7 @@ from dataclasses import dataclass, field, replace
 from smartctx.core.context import BodyItem, FileMapEntry, FileMapSymbol, SummaryItem, Warning
 from smartctx.core.files import line_offsets, span_digest
 from smartctx.core.history import ImpactSection, RecentChange
-from smartctx.core.redact import redact
+from smartctx.core.redact import redact_all
 from smartctx.core.tokens import TokenCounter
 from smartctx.retrieval.breadcrumbs import IMPACT_SHARE, MAX_HISTORY_SHARE_PER_BODY, fit_changes, fit_impact
 from smartctx.retrieval.diversify import Selection
@@ -172,12 +172,26 @@ def pack(
     reserve += map_reserve
     body_cap = max(1, int(budget_tokens * MAX_BODY_SHARE))
     files: dict[str, tuple[bytes, list[int]] | None] = {}
+    # Every body is read first, and every text the pack may show redacted in one pass (each
+    # body's own warnings kept for its turn, so they come in the order of the items).
+    located_bodies = []
     for item in selection.bodies if include_blobs else ():
-        located = current_source(item.node, sources, warnings, files)
+        read_warnings: list[Warning] = []
+        located_bodies.append((item, current_source(item.node, sources, read_warnings, files), read_warnings))
+    redacted = redact_all(
+        [
+            *("".join(located[2]) for _, located, _ in located_bodies if located is not None),
+            *(summary_line(item) for item in selection.summaries),
+            *(text for item in selection.summaries for text in (item.node.signature, item.node.doc)),
+            *(file_map_line(file) for file in selection.files),
+        ]
+    )
+    for item, located, read_warnings in located_bodies:
+        warnings.extend(read_warnings)
         if located is None:
             continue
         start, end, lines = located
-        text, redactions = redact("".join(lines))
+        text, redactions = redacted["".join(lines)]
         if redactions:
             warnings.append(
                 Warning("secret-redacted", f"{redactions} secret(s) replaced", node_id(item.node))
@@ -232,7 +246,7 @@ def pack(
         # which says more than the usual trimming at the end of the list.
         summary_room = budget_tokens - counter.count(head) - counter.count(SUMMARIES_HEADING)
         for item in selection.summaries:
-            line, _ = redact(summary_line(item))
+            line, _ = redacted[summary_line(item)]
             tokens = counter.count(line)
             if used + tokens > budget_tokens - map_reserve:
                 trimmed = True
@@ -247,12 +261,12 @@ def pack(
                 continue
             used += tokens
             summary_lines.append(line)
-            summaries.append(_summary_item(item, tokens))
+            summaries.append(_summary_item(item, tokens, redacted))
     map_lines: list[str] = []
     file_map: list[FileMapEntry] = []
     heading_tokens = counter.count(FILE_MAP_HEADING)
     for file in selection.files:
-        line, _ = redact(file_map_line(file))
+        line, _ = redacted[file_map_line(file)]
         tokens = counter.count(line)
         # The map is a tail of the pack: the budget ending it is not a trim.
         if used + tokens + (0 if map_lines else heading_tokens) > budget_tokens:
@@ -419,7 +433,7 @@ def _file_map_entry(file: RankedFile, tokens: int) -> FileMapEntry:
     )
 
 
-def _summary_item(item: ScoredNode, tokens: int) -> SummaryItem:
+def _summary_item(item: ScoredNode, tokens: int, redacted: Mapping[str, tuple[str, int]]) -> SummaryItem:
     node = item.node
     return SummaryItem(
         id=node_id(node),
@@ -431,8 +445,8 @@ def _summary_item(item: ScoredNode, tokens: int) -> SummaryItem:
         end_line=node.end_line,
         citation=citation(node.path, node.start_line, node.end_line),
         # The summary line is redacted as a whole; the fields that go out as JSON are redacted too.
-        signature=redact(node.signature)[0],
-        doc=redact(node.doc)[0],
+        signature=redacted[node.signature][0],
+        doc=redacted[node.doc][0],
         score=round(item.score, 6),
         tokens=tokens,
     )
