@@ -218,15 +218,16 @@ def _rule_set() -> _RuleSet:
     assert all(rule.multiline or rule.keywords for rule in rules)
     line_rules = tuple(rule for rule in rules if not rule.multiline)
     text_rules = tuple(rule for rule in rules if rule.multiline)
+    line_keywords = _keywords(line_rules)
     return _RuleSet(
         line_rules,
         text_rules,
         _allowlist(data["allowlist"]),
-        _keywords(line_rules),
+        line_keywords,
         _keywords(text_rules),
         {
             keyword: tuple(index for index, rule in enumerate(line_rules) if keyword in rule.keywords)
-            for keyword in _keywords(line_rules).all
+            for keyword in line_keywords.all
         },
     )
 
@@ -370,8 +371,8 @@ def _call_matches(rule: _OwnRule, text: str, lowered: str) -> Iterable[re.Match[
 
     An expression that begins with ``\\b`` is tried at every offset of the text (tens of
     milliseconds for a pack); each of its matches begins with a function's name, spaces and such an
-    opening, so only the offsets where a name ends before one are tried. The matches cannot overlap;
-    taking them left to right, each from the end of the last, is what ``finditer`` does.
+    opening, so only the offsets where a name ends before one are tried, left to right, each from the
+    end of the last match, as ``finditer`` takes them.
     """
     starts: set[int] = set()
     for opening in _CALL_OPENING.finditer(text):
