@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import statistics
 import sys
 import tempfile
@@ -69,9 +70,13 @@ async def role_of(client: Client) -> str:
 
 
 def server(root: Path, index_parent: Path) -> Client:
+    # The SDK passes a server only a few environment variables; PYTHONPATH names the frozen tree
+    # under test, without which the server would run whatever smartctx the interpreter has installed.
+    forwarded = {"PYTHONPATH": os.environ["PYTHONPATH"]} if "PYTHONPATH" in os.environ else None
     parameters = StdioServerParameters(
         command=sys.executable,
         args=["-m", "smartctx", "mcp", "--root", str(root), "--index-dir", str(index_parent)],
+        env=forwarded,
     )
     return Client(parameters, mode="legacy")
 

@@ -9,7 +9,9 @@ of their percentiles is the figure to read, more than the milliseconds.
     .venv/bin/python bench/query_perf_compare.py /work/benchrepos/rank-swe/django \\
         --index-dir /tmp/idx-django --version main=/work/frozen-main/server --version new=server
 
-The versions must share the index format (the index is built once, by this process's smartctx).
+The versions share the index (built once, by this process's smartctx), unless ``--index-for
+NAME=DIR`` gives a version an index of its own: an up-to-date index that version built, for a
+commit whose index format differs (the one before #12, say).
 """
 
 from __future__ import annotations
@@ -60,8 +62,9 @@ class Version:
     def __init__(self, name: str, server: Path, args: argparse.Namespace) -> None:
         self.name = name
         environment = {**os.environ, "PYTHONPATH": str(server.resolve())}
+        index_dir = dict(spec.split("=", 1) for spec in args.index_for).get(name, str(args.index_dir))
         self.process = subprocess.Popen(
-            [sys.executable, __file__, "--worker", str(args.root), str(args.index_dir), str(args.budget)],
+            [sys.executable, __file__, "--worker", str(args.root), index_dir, str(args.budget)],
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             text=True,
@@ -94,6 +97,9 @@ def main() -> int:
     parser.add_argument("--budget", type=int, default=8000)
     parser.add_argument("--rounds", type=int, default=2, help="times each task is asked of each version")
     parser.add_argument("--version", action="append", required=True, help="NAME=SERVER_FOLDER, two or more")
+    parser.add_argument(
+        "--index-for", action="append", default=[], help="NAME=INDEX_DIR: that version's own up-to-date index"
+    )
     parser.add_argument("--json", type=Path, default=Path("bench/out/query_perf_compare.json"))
     args = parser.parse_args()
     if args.rounds < 1 or len(args.version) < 2:

@@ -125,14 +125,19 @@ def subset_detector(keep: str) -> Detector:
 
     def run(texts: list[str]) -> list[tuple[str, int]]:
         own, gitleaks = redact_module._own_spans, redact_module._gitleaks_spans
+        # The answers and clean lines the whole redactor remembered do not hold for half of it.
+        answers, clean_lines = redact_module._answers, redact_module._clean_lines
+        redact_module._answers = redact_module._Answers(redact_module.MAX_ANSWER_CHARS)
+        redact_module._clean_lines = redact_module._CleanLines(redact_module.MAX_CLEAN_LINE_CHARS)
         if keep == "gitleaks":
-            redact_module._own_spans = lambda text, lowered: ()  # type: ignore[assignment]
+            redact_module._own_spans = lambda text, lowered, where, rules: ()  # type: ignore[assignment]
         else:
-            redact_module._gitleaks_spans = lambda text, lowered: ()  # type: ignore[assignment]
+            redact_module._gitleaks_spans = lambda text, where, rules: ()  # type: ignore[assignment]
         try:
             return [redact_module.redact(text) for text in texts]
         finally:
             redact_module._own_spans, redact_module._gitleaks_spans = own, gitleaks
+            redact_module._answers, redact_module._clean_lines = answers, clean_lines
 
     return run
 

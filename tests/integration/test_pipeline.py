@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import json
 import shutil
+import subprocess
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -130,6 +132,51 @@ def test_same_request_same_bytes(store: IndexStore, workspace: Path, counter: To
     strip = lambda text: json.loads(text) | {"metadata": None}  # noqa: E731 - timings differ run to run
     assert strip(first) == strip(second)
     assert json.loads(first)["text"] == json.loads(second)["text"]
+
+
+# Packs the same requests in a process of its own, whose redaction, token and line caches are empty.
+_FRESH_PACKS = """
+import json, sys
+from pathlib import Path
+from smartctx.core.context import ContextOptions, ContextRequest
+from smartctx.core.tokens import TokenCounter
+from smartctx.indexing.sources import WorkspaceSources
+from smartctx.output.pack_json import pack_to_wire
+from smartctx.retrieval.pipeline import build_context
+from smartctx.store.snapshot import IndexSnapshot
+index, root, requests = json.load(sys.stdin)
+packs = []
+for task, budget in requests:
+    with IndexSnapshot(Path(index)) as snapshot:
+        pack = build_context(ContextRequest(task, ContextOptions(budget_tokens=budget)), snapshot,
+                             TokenCounter(), WorkspaceSources(Path(root)))
+    packs.append(pack_to_wire(pack) | {"metadata": None})
+print(json.dumps(packs))
+"""
+
+
+def test_packs_are_the_same_whatever_earlier_requests_left_in_the_caches(
+    store: IndexStore, workspace: Path, counter: TokenCounter
+) -> None:
+    """Redaction answers, token counts and line offsets are kept between requests; a pack built after
+    many others is byte for byte the pack a process that built nothing before gives."""
+    requests = [(task, budget) for budget in (300, 1_200, 8_000) for task in RANKING_QUERIES.values()]
+    for task, budget in requests:
+        run(store, workspace, counter, task, budget_tokens=budget)
+    warm = [
+        pack_to_wire(run(store, workspace, counter, task, budget_tokens=budget)) for task, budget in requests
+    ]
+    done = subprocess.run(
+        [sys.executable, "-c", _FRESH_PACKS],
+        input=json.dumps([str(store.path), str(workspace), requests]),
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    fresh = json.loads(done.stdout)
+    assert [pack | {"metadata": None} for pack in warm] == fresh
+    assert any(body["tokens"] for pack in fresh for body in pack["bodies"])
+    assert any(warning["code"] == "body-cut" for pack in warm for warning in pack["metadata"]["warnings"])
 
 
 def test_small_budget_cuts_a_body_at_a_line_boundary(

@@ -1,8 +1,15 @@
-"""The redactor on its own: every planted form goes, real code stays, and a second pass changes nothing."""
+"""The redactor on its own: every planted form goes, real code stays, and a second pass changes nothing.
+
+The exit pass remembers the lines it found clean and scans only the lines it has not seen; the
+tests below check its answers against a fresh process's, which has seen nothing.
+"""
 
 from __future__ import annotations
 
+import json
 import logging
+import random
+import subprocess
 import sys
 import sysconfig
 from pathlib import Path
@@ -10,7 +17,15 @@ from pathlib import Path
 import pytest
 
 from secret_corpus import Planted, build
-from smartctx.core.redact import REDACTED, RedactingFormatter, redact, redact_tree
+from smartctx.core.redact import (
+    _OWN_TEXT_RULES,
+    REDACTED,
+    RedactingFormatter,
+    _call_matches,
+    _lower,
+    redact,
+    redact_tree,
+)
 
 CORPUS = build(seed=3, copies=1)
 SERVER = Path(__file__).resolve().parents[2] / "server" / "smartctx"
@@ -91,3 +106,116 @@ def test_log_lines_are_redacted_with_their_tracebacks() -> None:
         record.exc_info = sys.exc_info()
     line = formatter.format(record)
     assert token not in line and "ValueError: bad token [REDACTED]" in line
+
+
+# Run in a process of its own, so that no line or answer is remembered from an earlier scan.
+_FRESH_SCAN = """
+import json, sys
+from smartctx.core.redact import redact
+print(json.dumps([redact(text) for text in json.load(sys.stdin)]))
+"""
+
+
+def fresh_answers(texts: list[str]) -> list[tuple[str, int]]:
+    """What ``redact`` answers for each text in a process that has redacted nothing before."""
+    done = subprocess.run(
+        [sys.executable, "-c", _FRESH_SCAN],
+        input=json.dumps(texts),
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    return [(text, count) for text, count in json.loads(done.stdout)]
+
+
+# Headings, fences and list marks as a pack joins its pieces with, and nothing at all.
+_GLUE = (
+    "",
+    "\n",
+    "\n\n## 2. function `f` — a.py:1-9\n\n```python\n",
+    "```\n\n",
+    "- a.py:3-4 function `g`: `",
+    " ",
+)
+
+
+def _piece(rng: random.Random, texts: list[str]) -> str:
+    """A stretch of one text cut anywhere: mid-line, mid-secret, or whole."""
+    text = rng.choice(texts)
+    start = rng.randrange(len(text) + 1) if rng.random() < 0.5 else 0
+    end = rng.randrange(start, len(text) + 1) if rng.random() < 0.5 else len(text)
+    return text[start:end]
+
+
+def test_the_exit_pass_answers_as_a_scan_of_the_whole_text_would() -> None:
+    """Pieces already scanned (as the pipeline scans each body and summary) and joined into one text
+    (as a pack joins them), secrets cut across the joins: the exit pass over the joined text, which
+    skips the lines it knows, finds exactly what a process that never saw the pieces finds."""
+    rng = random.Random(11)
+    planted = [case.content for case in build(seed=8, copies=1)]
+    code = [path.read_text(encoding="utf-8") for path in sorted((SERVER / "retrieval").glob("*.py"))[:6]]
+    pieces: list[list[str]] = []
+    for _ in range(300):
+        parts = [_piece(rng, planted if rng.random() < 0.6 else code) for _ in range(rng.randrange(2, 6))]
+        pieces.append(parts)
+    for parts in pieces:
+        for part in parts:
+            redact(part)
+    joined = [rng.choice(_GLUE).join(parts) for parts in pieces]
+    # The exit sees a pack made of the pieces as the pipeline redacted them, too.
+    joined += [rng.choice(_GLUE).join(redact(part)[0] for part in parts) for parts in pieces]
+    assert [redact(text) for text in joined] == fresh_answers(joined)
+    assert sum(count for _, count in fresh_answers(joined)) > 100
+
+
+def test_a_message_of_many_strings_is_redacted_as_each_string_alone() -> None:
+    """The exit redacts all the strings of a message in one scan; each answer is the string's own."""
+    cases = build(seed=9, copies=1)
+    strings = [case.content for case in cases] + [f"{case.symbol} ({case.path}:1-9)" for case in cases]
+    strings += [case.value for case in cases] + ["", "\n", "plain"]
+    redacted = redact_tree({"items": [{"text": text} for text in strings]})
+    assert [item["text"] for item in redacted["items"]] == [text for text, _ in fresh_answers(strings)]
+
+
+def test_a_line_is_redacted_wherever_it_stands_in_a_text() -> None:
+    """A rule that looks for the start of a line finds it after a line break too, so a piece has the
+    same secrets alone and inside a pack."""
+    secret = "Xy18Q~" + "Ab3dEf5hIj7kLm9nOp1qRs3tUv5wXy7zAb"
+    assert redact(secret) == (REDACTED, 1)
+    assert redact(f"x = 1\n{secret}\n") == (f"x = 1\n{REDACTED}\n", 1)
+
+
+def test_env_defaults_are_found_from_call_openings_as_the_expression_finds_them() -> None:
+    """The default of a secret-named environment variable is looked for only where a call opens;
+    on real code and on fuzzed calls, every match the rule's expression has is found, and no other."""
+    (rule,) = [rule for rule in _OWN_TEXT_RULES if rule.functions]
+    rng = random.Random(5)
+    fragments = [
+        "os.getenv(",
+        'ENV.fetch( "SECRET_KEY" ,\n "',
+        'getEnv(\n\t"api_key", "',
+        "x.get('",
+        'get("token",',
+        '"Zt8qLw2Xv9Rk4Pm7Nc1B")',
+        " ",
+        "\n",
+        '"',
+        "'",
+        "fetch",
+        "env",
+        "(",
+        ",",
+        "password",
+        "abcdefghijkLMNOP",
+        'GETENV ( "DB_PASSWORD" , "qQ9wE8rT7yU6iO5pA4" )',
+        "\u212a",
+        "getProperty(",
+    ]
+    texts = [path.read_text(encoding="utf-8") for path in sorted(SERVER.rglob("*.py"))]
+    texts += ["".join(rng.choice(fragments) for _ in range(rng.randrange(1, 12))) for _ in range(5000)]
+    found = 0
+    for text in texts:
+        expected = [match.span() for match in rule.pattern.finditer(text)]
+        assert [match.span() for match in _call_matches(rule, text, _lower(text))] == expected, text
+        found += bool(expected)
+    assert found > 1000

@@ -12,6 +12,14 @@ and private key blocks cut off by a pack. The corpus and the figures that chose 
 Every exit calls :func:`redact_tree` on what it sends (the language server's outgoing messages, the
 MCP server's, the command line's output, log records); retrieval calls :func:`redact` earlier on
 pack text so that the budget counts the text as sent and the pack can warn that it redacted.
+
+The exit's pass is over everything that leaves, and it is cheap because most of what leaves was
+scanned before: all but a few rules are tried one line at a time, so their answer for a line is
+the line's own, and the lines on which they found nothing are remembered. A pack is made of lines
+the pipeline scanned (bodies, summaries, file-map lines) joined by smartctx's headings; the exit
+tries those rules only on the lines it has not seen, all the strings of a message at once, and the
+few rules whose matches can span lines on each whole string. The answer is the one a scan of
+everything would give (tests/unit/test_redact.py checks it against a fresh process's).
 """
 
 from __future__ import annotations
@@ -21,27 +29,35 @@ import logging
 import math
 import re
 import threading
+from bisect import bisect_right
 from collections import Counter, OrderedDict
 from collections.abc import Iterable
 from dataclasses import dataclass
-from functools import cache, lru_cache
+from functools import cache
 from importlib import resources
+from itertools import accumulate
 from typing import Any, TypeVar
+
+import ahocorasick
 
 REDACTED = "[REDACTED]"
 # A value assigned to a secret-sounding name is redacted only when it looks random: short or
 # low-entropy strings ("changeme", "", "test") are left so that code still reads naturally.
 MIN_SECRET_VALUE_CHARS = 12
 MIN_SECRET_ENTROPY_BITS_PER_CHAR = 3.0
-# Short strings (ids, names, citations, signatures, docs) recur in every pack and every exit pass:
-# their answers are kept, at most this many of at most this length (a few MB).
-MAX_CACHED_CHARS = 2_000
-CACHED_STRINGS = 4_096
-# Long strings (pack text, packed bodies) are redacted by the pipeline and then again by the exit
-# pass over the message that carries them, the pack text twice in an MCP result (as text and as
-# structured content). A scan of a 56 kB message costs tens of milliseconds; a second look-up of the
-# same string costs its hash. The answers of at most this many characters of long text are kept.
-MAX_LONG_CACHE_CHARS = 16_000_000
+# Strings are redacted by the pipeline and then again by the exit pass over the message that
+# carries them (the pack text twice in an MCP result, as text and as structured content), and ids,
+# names and citations recur in every message: a look-up costs the string's hash, a scan much more.
+# The answers for the latest strings are kept, at most this many characters of them, each string
+# counted as at least this long (a short string's entry costs more than its characters).
+MAX_ANSWER_CHARS = 16_000_000
+ANSWER_OVERHEAD_CHARS = 100
+# Every rule but a few is tried one line at a time, so its answer for a line depends on that line
+# alone. A pack is made of lines the pipeline has already scanned (each body, summary and file-map
+# line), joined by smartctx's own headings: remembering the lines those rules found nothing on lets
+# the exit's pass over the whole pack try them only on the lines it has not seen, with the same
+# answer as a pass over everything. At most this many characters of such lines are kept.
+MAX_CLEAN_LINE_CHARS = 8_000_000
 
 _SECRET_NAME = (
     r"(?:password|passwd|pwd|secret|token|api_?key|apikey|access_?key|private_?key|credential|auth)"
@@ -60,7 +76,8 @@ class _OwnRule:
 
     The secret is group ``group`` of a match, or its first non-empty group when that is 0. A rule
     with ``line_keywords`` matches within one line holding one of them; else, when ``literal`` is
-    set, the text must hold it.
+    set, the text must hold it. A rule with ``functions`` matches a call of one of them (lower
+    case) whose first argument is quoted, and is tried only where such a call opens.
     """
 
     literal: str
@@ -68,6 +85,7 @@ class _OwnRule:
     random: bool
     group: int = 0
     line_keywords: tuple[str, ...] = ()
+    functions: tuple[str, ...] = ()
 
 
 _OWN_RULES = (
@@ -111,6 +129,7 @@ _OWN_RULES = (
             re.I,
         ),
         random=True,
+        functions=("fetch", "get", "getenv", "env", "getproperty"),
     ),
     # An XML element named like a secret: <password>…</password>.
     _OwnRule("<", re.compile(r"<(" + _SECRET_WORD + r")>([^<\s]+)</\1>", re.I), random=True, group=2),
@@ -122,8 +141,6 @@ _PLACEHOLDER = re.compile(
 )
 # A value made only of letters and separators is a name, not a key (gitleaks' generic rule agrees).
 _NAME_LIKE = re.compile(r"^[A-Za-z_.-]+$|^[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)+$")
-# Keywords are ASCII; lower-casing only ASCII keeps every offset of the text valid in its lower case.
-_ASCII_LOWER = str.maketrans("ABCDEFGHIJKLMNOPQRSTUVWXYZ", "abcdefghijklmnopqrstuvwxyz")
 
 Text = TypeVar("Text", str, Any)
 
@@ -160,11 +177,17 @@ class _Rule:
 
 @dataclass(frozen=True)
 class _RuleSet:
-    rules: tuple[_Rule, ...]
+    # The rules tried one line at a time, and those whose matches can span lines (whole text).
+    line_rules: tuple[_Rule, ...]
+    text_rules: tuple[_Rule, ...]
     allowlist: _Allowlist
-    # Every rule's keywords, once each: a text is searched for each of them once, not once per rule
+    # Each group's keywords, once each: a text is searched for each of them once, not once per rule
     # that names it (the common ones, "key" and "token", are named by dozens).
-    keywords: tuple[str, ...]
+    line_keywords: _Keywords
+    text_keywords: _Keywords
+    # For each keyword, the line rules that name it, by their place in ``line_rules``: a text is tried
+    # only with the rules whose keywords it holds.
+    line_rules_by_keyword: dict[str, tuple[int, ...]]
 
 
 def _allowlist(data: dict[str, Any]) -> _Allowlist:
@@ -180,17 +203,37 @@ def _rule_set() -> _RuleSet:
     rules = tuple(
         _Rule(
             rule["id"],
-            re.compile(rule["regex"]),
+            re.compile(rule["regex"], 0 if multiline else re.MULTILINE),
             tuple(rule["keywords"]),
             rule["entropy"],
             rule["secretGroup"],
             tuple(_allowlist(a) for a in rule["allowlists"]),
-            "[\\s\\S" in rule["regex"] or "\\r\\n" in rule["regex"],
+            multiline,
         )
         for rule in data["rules"]
+        for multiline in ["[\\s\\S" in rule["regex"] or "\\r\\n" in rule["regex"]]
     )
-    keywords = tuple(sorted({keyword for rule in rules for keyword in rule.keywords}))
-    return _RuleSet(rules, _allowlist(data["allowlist"]), keywords)
+    # Each line rule has keywords: a rule without one would have to be tried on every line, which
+    # _matches does not do.
+    assert all(rule.multiline or rule.keywords for rule in rules)
+    line_rules = tuple(rule for rule in rules if not rule.multiline)
+    text_rules = tuple(rule for rule in rules if rule.multiline)
+    line_keywords = _keywords(line_rules)
+    return _RuleSet(
+        line_rules,
+        text_rules,
+        _allowlist(data["allowlist"]),
+        line_keywords,
+        _keywords(text_rules),
+        {
+            keyword: tuple(index for index, rule in enumerate(line_rules) if keyword in rule.keywords)
+            for keyword in line_keywords.all
+        },
+    )
+
+
+def _keywords(rules: Iterable[_Rule]) -> _Keywords:
+    return _Keywords(keyword for rule in rules for keyword in rule.keywords)
 
 
 def entropy_bits_per_char(value: str) -> float:
@@ -212,14 +255,33 @@ def _secret_span(match: re.Match[str], group: int) -> tuple[int, int]:
     return match.span()
 
 
+class _Keywords:
+    """A set of keywords, and which of them a lower-cased text holds.
+
+    All of them are found in one pass over the text (Aho-Corasick): searching a pack's exit pass
+    for each of a few hundred keywords in turn costs several milliseconds.
+    """
+
+    def __init__(self, keywords: Iterable[str]) -> None:
+        self.all = tuple(sorted(set(keywords)))
+        self._automaton = ahocorasick.Automaton()
+        for keyword in self.all:
+            self._automaton.add_word(keyword, keyword)
+        self._automaton.make_automaton()
+
+    def present(self, lowered: str) -> frozenset[str]:
+        found: Iterable[tuple[int, str]] = self._automaton.iter(lowered)
+        return frozenset(keyword for _, keyword in found)
+
+
 class _KeywordLines:
     """Where a text's keywords are: which occur at all, and the lines holding each, found once per
     text for all the rules that name them."""
 
-    def __init__(self, text: str, lowered: str, keywords: tuple[str, ...]) -> None:
+    def __init__(self, text: str, lowered: str, keywords: _Keywords) -> None:
         self._text = text
         self._lowered = lowered
-        self.present = frozenset(keyword for keyword in keywords if keyword in lowered)
+        self.present = keywords.present(lowered)
         self._line_starts: dict[str, list[int]] = {}
 
     def line_starts(self, keyword: str) -> list[int]:
@@ -259,9 +321,9 @@ def _matches(rule: _Rule, text: str, where: _KeywordLines) -> Iterable[re.Match[
             yield from rule.pattern.finditer(text, start, end)
 
 
-def _gitleaks_spans(text: str, where: _KeywordLines) -> Iterable[tuple[int, int]]:
-    rule_set = _rule_set()
-    for rule in rule_set.rules:
+def _gitleaks_spans(text: str, where: _KeywordLines, rules: tuple[_Rule, ...]) -> Iterable[tuple[int, int]]:
+    allowlist = _rule_set().allowlist
+    for rule in rules:
         for match in _matches(rule, text, where):
             start, end = _secret_span(match, rule.secret_group)
             secret = text[start:end]
@@ -270,7 +332,7 @@ def _gitleaks_spans(text: str, where: _KeywordLines) -> Iterable[tuple[int, int]
             if rule.entropy and entropy_bits_per_char(secret) <= rule.entropy:
                 continue
             line = _line_around(text, start, end)
-            if any(a.allows(secret, match.group(0), line) for a in (rule_set.allowlist, *rule.allowlists)):
+            if any(a.allows(secret, match.group(0), line) for a in (allowlist, *rule.allowlists)):
                 continue
             yield start, end
 
@@ -284,16 +346,58 @@ def looks_random(value: str) -> bool:
     )
 
 
-def _own_matches(rule: _OwnRule, text: str, lowered: str, where: _KeywordLines) -> Iterable[re.Match[str]]:
+def _own_matches(
+    rule: _OwnRule, text: str, lowered: str, where: _KeywordLines | None
+) -> Iterable[re.Match[str]]:
     if rule.line_keywords:
+        if where is None:
+            raise ValueError(
+                f"{rule.pattern.pattern!r} is tried line by line: it needs the text's keyword lines"
+            )
         for start, end in where.lines(keyword for keyword in rule.line_keywords if keyword in lowered):
             yield from rule.pattern.finditer(text, start, end)
+    elif rule.functions:
+        yield from _call_matches(rule, text, lowered)
     elif not rule.literal or rule.literal in lowered:
         yield from rule.pattern.finditer(text)
 
 
-def _own_spans(text: str, lowered: str, where: _KeywordLines) -> Iterable[tuple[int, int]]:
-    for rule in _OWN_RULES:
+# Where a call whose first argument is quoted opens: ``(``, spaces, a quote.
+_CALL_OPENING = re.compile(r"""\(\s*["']""")
+
+
+def _call_matches(rule: _OwnRule, text: str, lowered: str) -> Iterable[re.Match[str]]:
+    """The matches ``rule.pattern.finditer(text)`` gives, found from the openings of calls.
+
+    An expression that begins with ``\\b`` is tried at every offset of the text (tens of
+    milliseconds for a pack); each of its matches begins with a function's name, spaces and such an
+    opening, so only the offsets where a name ends before one are tried, left to right, each from the
+    end of the last match, as ``finditer`` takes them.
+    """
+    starts: set[int] = set()
+    for opening in _CALL_OPENING.finditer(text):
+        name_end = opening.start()
+        while name_end and text[name_end - 1].isspace():
+            name_end -= 1
+        starts.update(
+            name_end - len(name)
+            for name in rule.functions
+            if name_end >= len(name) and lowered.startswith(name, name_end - len(name))
+        )
+    done = 0
+    for start in sorted(starts):
+        if start < done:
+            continue
+        match = rule.pattern.match(text, start)
+        if match is not None:
+            done = match.end()
+            yield match
+
+
+def _own_spans(
+    text: str, lowered: str, where: _KeywordLines | None, rules: Iterable[_OwnRule]
+) -> Iterable[tuple[int, int]]:
+    for rule in rules:
         for match in _own_matches(rule, text, lowered, where):
             start, end = _secret_span(match, rule.group)
             secret = text[start:end]
@@ -304,13 +408,131 @@ def _own_spans(text: str, lowered: str, where: _KeywordLines) -> Iterable[tuple[
             yield start, end
 
 
-def secret_spans(text: str) -> list[tuple[int, int]]:
-    """The (start, end) of every secret in ``text``, overlapping finds merged, in order."""
-    lowered = text.translate(_ASCII_LOWER)
-    where = _KeywordLines(text, lowered, _rule_set().keywords)
-    spans = sorted([*_gitleaks_spans(text, where), *_own_spans(text, lowered, where)])
+_OWN_LINE_RULES = tuple(rule for rule in _OWN_RULES if rule.line_keywords)
+_OWN_TEXT_RULES = tuple(rule for rule in _OWN_RULES if not rule.line_keywords)
+
+
+def _lower(text: str) -> str:
+    """``text`` with its ASCII letters lower-cased and nothing else changed, so every offset stays.
+
+    ``str.lower`` would change other letters too (the Kelvin sign becomes a "k"), and a
+    translation table costs about 100 ns a character; ``bytes.lower`` changes ASCII bytes only, and
+    UTF-8 leaves every other character's bytes above ASCII.
+    """
+    if text.isascii():
+        return text.lower()
+    return text.encode("utf-8", "surrogatepass").lower().decode("utf-8", "surrogatepass")
+
+
+def _line_local_spans(text: str, lowered: str) -> list[tuple[int, int]]:
+    """What the rules tried one line at a time find in ``text``: every such span is inside a line."""
+    rule_set = _rule_set()
+    where = _KeywordLines(text, lowered, rule_set.line_keywords)
+    named = sorted({index for keyword in where.present for index in rule_set.line_rules_by_keyword[keyword]})
+    return [
+        *_gitleaks_spans(text, where, tuple(rule_set.line_rules[index] for index in named)),
+        *_own_spans(text, lowered, where, _OWN_LINE_RULES),
+    ]
+
+
+@cache
+def _text_rule_literals() -> tuple[str, ...]:
+    """Strings of which a text holds one (lower-cased) for any rule that spans lines to match in it."""
+    calls = ("(",) if any(rule.functions for rule in _OWN_TEXT_RULES) else ()
+    own = tuple(rule.literal for rule in _OWN_TEXT_RULES if not rule.functions)
+    # A rule with no literal to look for would have to be tried on every text.
+    assert all(own) and all(rule.keywords for rule in _rule_set().text_rules)
+    return tuple(sorted({*_rule_set().text_keywords.all, *own, *calls}))
+
+
+def _text_spans(text: str, lowered: str) -> list[tuple[int, int]]:
+    """What the rules whose matches can span lines find in ``text`` (a few, each gated by a literal)."""
+    if not any(literal in lowered for literal in _text_rule_literals()):
+        return []
+    rule_set = _rule_set()
+    spans: list[tuple[int, int]] = []
+    # Most texts hold none of these rules' few keywords: a search each is cheaper than the automaton.
+    if any(keyword in lowered for keyword in rule_set.text_keywords.all):
+        spans += _gitleaks_spans(
+            text, _KeywordLines(text, lowered, rule_set.text_keywords), rule_set.text_rules
+        )
+    # smartctx's own forms that span lines each look for their literal themselves.
+    return [*spans, *_own_spans(text, lowered, None, _OWN_TEXT_RULES)]
+
+
+class _CleanLines:
+    """Lines on which the line rules found nothing, bounded by their total length.
+
+    Two generations: lines are added to the young set; when it holds half the bound, it becomes the
+    old set and the oldest lines go. A line found in the old set moves back to the young one, so
+    the lines every pack repeats (fences, common code) stay.
+    """
+
+    def __init__(self, max_chars: int) -> None:
+        self._generation_chars = max_chars // 2
+        self._young: set[str] = set()
+        self._old: set[str] = set()
+        self._chars = 0
+        # Query threads and the event loop redact at once.
+        self._lock = threading.Lock()
+
+    def unknown(self, lines: list[str]) -> list[int]:
+        """The indexes of the lines not known to be clean."""
+        with self._lock:
+            young, old = self._young, self._old
+            found = [line in young or line in old for line in lines]
+        revived = [line for line, hit in zip(lines, found, strict=True) if hit and line not in young]
+        if revived:
+            self.add(revived)
+        return [index for index, hit in enumerate(found) if not hit]
+
+    def add(self, lines: Iterable[str]) -> None:
+        with self._lock:
+            for line in lines:
+                if line in self._young:
+                    continue
+                self._young.add(line)
+                self._chars += len(line) + 1
+                if self._chars > self._generation_chars:
+                    self._old, self._young, self._chars = self._young, set(), 0
+
+
+_clean_lines = _CleanLines(MAX_CLEAN_LINE_CHARS)
+
+
+def _line_spans(texts: list[str]) -> list[list[tuple[int, int]]]:
+    """:func:`_line_local_spans` of each text, tried only on the lines not known to be clean.
+
+    The unknown lines of all the texts are joined into one text and scanned as one. Each rule sees
+    each line as in its own text: the same characters after a line break (or at the start, where a
+    line rule's ``^`` matches too), ending where the line ends. So each answer is that of a scan of
+    the whole text, for a few hundred keyword searches in all instead of a few hundred per text.
+    """
+    split = [text.split("\n") for text in texts]
+    rows = [(number, line) for number, lines in enumerate(split) for line in _clean_lines.unknown(lines)]
+    found: list[list[tuple[int, int]]] = [[] for _ in texts]
+    if not rows:
+        return found
+    scanned_lines = [split[number][line] for number, line in rows]
+    scanned = "\n".join(scanned_lines)
+    scanned_starts = [0, *accumulate(len(line) + 1 for line in scanned_lines)]
+    dirty: set[int] = set()
+    line_starts: dict[int, list[int]] = {}
+    for start, end in _line_local_spans(scanned, _lower(scanned)):
+        row = bisect_right(scanned_starts, start) - 1
+        number, line = rows[row]
+        if number not in line_starts:
+            line_starts[number] = [0, *accumulate(len(text_line) + 1 for text_line in split[number])]
+        shift = line_starts[number][line] - scanned_starts[row]
+        found[number].append((start + shift, end + shift))
+        dirty.add(row)
+    _clean_lines.add(line for row, line in enumerate(scanned_lines) if row not in dirty)
+    return found
+
+
+def _merged(spans: list[tuple[int, int]]) -> list[tuple[int, int]]:
     merged: list[tuple[int, int]] = []
-    for start, end in spans:
+    for start, end in sorted(spans):
         if merged and start <= merged[-1][1]:
             merged[-1] = (merged[-1][0], max(end, merged[-1][1]))
         else:
@@ -318,8 +540,22 @@ def secret_spans(text: str) -> list[tuple[int, int]]:
     return merged
 
 
-class _LongTextAnswers:
-    """The answers for the most recently redacted long strings, bounded by their total length."""
+def _secret_spans_of(texts: list[str]) -> list[list[tuple[int, int]]]:
+    """:func:`secret_spans` of each text, the line rules tried on all of them at once."""
+    by_lines = _line_spans(texts)
+    return [
+        _merged([*lines, *_text_spans(text, _lower(text))])
+        for text, lines in zip(texts, by_lines, strict=True)
+    ]
+
+
+def secret_spans(text: str) -> list[tuple[int, int]]:
+    """The (start, end) of every secret in ``text``, overlapping finds merged, in order."""
+    return _secret_spans_of([text])[0]
+
+
+class _Answers:
+    """The answers for the most recently redacted strings, bounded by their total length."""
 
     def __init__(self, max_chars: int) -> None:
         self._max_chars = max_chars
@@ -336,42 +572,23 @@ class _LongTextAnswers:
             return answer
 
     def put(self, text: str, answer: tuple[str, int]) -> None:
-        if len(text) > self._max_chars:
+        size = len(text) + ANSWER_OVERHEAD_CHARS
+        if size > self._max_chars:
             return
         with self._lock:
             if text in self._answers:
                 return
             self._answers[text] = answer
-            self._chars += len(text)
+            self._chars += size
             while self._chars > self._max_chars:
                 oldest, _ = self._answers.popitem(last=False)
-                self._chars -= len(oldest)
+                self._chars -= len(oldest) + ANSWER_OVERHEAD_CHARS
 
 
-_long_text_answers = _LongTextAnswers(MAX_LONG_CACHE_CHARS)
+_answers = _Answers(MAX_ANSWER_CHARS)
 
 
-def redact(text: str) -> tuple[str, int]:
-    """The text with secrets replaced, and how many were replaced.
-
-    A replaced span keeps its line breaks, so packed lines still match their citation.
-    """
-    if len(text) <= MAX_CACHED_CHARS:
-        return _redact_short(text)
-    answer = _long_text_answers.get(text)
-    if answer is None:
-        answer = _redact(text)
-        _long_text_answers.put(text, answer)
-    return answer
-
-
-@lru_cache(maxsize=CACHED_STRINGS)
-def _redact_short(text: str) -> tuple[str, int]:
-    return _redact(text)
-
-
-def _redact(text: str) -> tuple[str, int]:
-    spans = secret_spans(text)
+def _replaced(text: str, spans: list[tuple[int, int]]) -> tuple[str, int]:
     if not spans:
         return text, 0
     pieces: list[str] = []
@@ -383,18 +600,64 @@ def _redact(text: str) -> tuple[str, int]:
     return "".join(pieces), len(spans)
 
 
+def redact_all(texts: Iterable[str]) -> dict[str, tuple[str, int]]:
+    """Each distinct text with its secrets replaced, and how many were replaced.
+
+    The texts not redacted lately are scanned together (see :func:`_line_spans`); the answers are
+    the ones :func:`redact` gives each text alone.
+    """
+    answers: dict[str, tuple[str, int]] = {}
+    new: list[str] = []
+    for text in dict.fromkeys(texts):
+        answer = _answers.get(text)
+        if answer is None:
+            new.append(text)
+        else:
+            answers[text] = answer
+    for text, spans in zip(new, _secret_spans_of(new), strict=True):
+        answers[text] = _replaced(text, spans)
+        _answers.put(text, answers[text])
+    return answers
+
+
+def redact(text: str) -> tuple[str, int]:
+    """The text with secrets replaced, and how many were replaced.
+
+    A replaced span keeps its line breaks, so packed lines still match their citation.
+    """
+    return redact_all([text])[text]
+
+
 def redact_tree(value: Text) -> Text:
     """``value`` with every string inside it redacted: a string, or JSON-shaped lists and dicts.
 
     Dict keys are field names chosen by smartctx, so only values are read. This is the one call
-    every exit makes on what it sends.
+    every exit makes on what it sends; the strings of one message are redacted together.
     """
+    texts: list[str] = []
+    _strings(value, texts)
+    rebuilt: Text = _rebuilt(value, redact_all(texts))
+    return rebuilt
+
+
+def _strings(value: Any, into: list[str]) -> None:
     if isinstance(value, str):
-        return redact(value)[0]
+        into.append(value)
+    elif isinstance(value, dict):
+        for item in value.values():
+            _strings(item, into)
+    elif isinstance(value, (list, tuple)):
+        for item in value:
+            _strings(item, into)
+
+
+def _rebuilt(value: Any, answers: dict[str, tuple[str, int]]) -> Any:
+    if isinstance(value, str):
+        return answers[value][0]
     if isinstance(value, dict):
-        return {key: redact_tree(item) for key, item in value.items()}
+        return {key: _rebuilt(item, answers) for key, item in value.items()}
     if isinstance(value, (list, tuple)):
-        return [redact_tree(item) for item in value]
+        return [_rebuilt(item, answers) for item in value]
     return value
 
 

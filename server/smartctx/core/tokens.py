@@ -13,6 +13,8 @@ import hashlib
 import os
 import tempfile
 import threading
+from collections import OrderedDict
+from collections.abc import Iterable
 from importlib import resources
 from pathlib import Path
 
@@ -23,6 +25,12 @@ RANK_FILE_URLS = {
     "o200k_base": "https://openaipublic.blob.core.windows.net/encodings/o200k_base.tiktoken",
     "cl100k_base": "https://openaipublic.blob.core.windows.net/encodings/cl100k_base.tiktoken",
 }
+
+# The counts of the latest texts counted are kept, at most this many characters of them: a body,
+# summary line or heading packed again costs a look-up instead of an encoding.
+MAX_COUNTED_CHARS = 8_000_000
+# Each text counted as at least this long (a short text's entry costs more than its characters).
+COUNT_OVERHEAD_CHARS = 100
 
 _lock = threading.Lock()
 
@@ -61,6 +69,21 @@ def _seed_cache(name: str) -> None:
         raise TokenizerUnavailableError(message) from error
 
 
+def joins_apart(head: str, tail: str) -> bool:
+    """Whether ``head + tail`` has exactly the tokens of ``head`` and of ``tail``.
+
+    Both tokenizers first split text with an expression and encode each piece alone, so counts add
+    where no piece can cross the join. A piece that holds a line break can run on only with more
+    line breaks, other white space, or (after punctuation, in o200k) a ``/``. So the join is clean
+    when ``head`` ends a line and ``tail`` begins with neither a ``/`` nor white space that holds
+    a line break (Python's white space is a superset of the expressions' ``\\s``).
+    """
+    if not head.endswith("\n") or tail.startswith("/"):
+        return False
+    lead = tail[: len(tail) - len(tail.lstrip())]
+    return "\n" not in lead and "\r" not in lead
+
+
 class TokenCounter:
     """Counts tokens exactly as the model's tokenizer does; never an estimate."""
 
@@ -71,7 +94,46 @@ class TokenCounter:
             _seed_cache(name)
             self._encoding = tiktoken.get_encoding(name)
         self.name = name
+        self._counts: OrderedDict[str, int] = OrderedDict()
+        self._counted_chars = 0
+        # Query threads count at once.
+        self._counts_lock = threading.Lock()
 
     def count(self, text: str) -> int:
+        with self._counts_lock:
+            tokens = self._counts.get(text)
+            if tokens is not None:
+                self._counts.move_to_end(text)
+                return tokens
         # Ordinary encoding: text that happens to contain "<|endoftext|>" is code, not a control token.
-        return len(self._encoding.encode_ordinary(text))
+        tokens = len(self._encoding.encode_ordinary(text))
+        self._remember(text, tokens)
+        return tokens
+
+    def count_joined(self, parts: Iterable[str]) -> int:
+        """``count("".join(parts))``, from each run of parts between clean joins (see
+        :func:`joins_apart`): a pack is a header, bodies, summaries and map lines, each already
+        counted, joined at line ends, so its total costs look-ups instead of a second encoding."""
+        total = 0
+        run: list[str] = []
+        for part in parts:
+            if not part:
+                continue
+            if run and joins_apart(run[-1], part):
+                total += self.count("".join(run))
+                run = []
+            run.append(part)
+        return total + (self.count("".join(run)) if run else 0)
+
+    def _remember(self, text: str, tokens: int) -> None:
+        size = len(text) + COUNT_OVERHEAD_CHARS
+        if size > MAX_COUNTED_CHARS:
+            return
+        with self._counts_lock:
+            if text in self._counts:
+                return
+            self._counts[text] = tokens
+            self._counted_chars += size
+            while self._counted_chars > MAX_COUNTED_CHARS:
+                oldest, _ = self._counts.popitem(last=False)
+                self._counted_chars -= len(oldest) + COUNT_OVERHEAD_CHARS

@@ -14,13 +14,15 @@ indexing is found again or dropped with a warning, so the text always matches it
 from __future__ import annotations
 
 import re
+import threading
+from collections import OrderedDict
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 
 from smartctx.core.context import BodyItem, FileMapEntry, FileMapSymbol, SummaryItem, Warning
 from smartctx.core.files import line_offsets, span_digest
 from smartctx.core.history import ImpactSection, RecentChange
-from smartctx.core.redact import redact
+from smartctx.core.redact import redact_all
 from smartctx.core.tokens import TokenCounter
 from smartctx.retrieval.breadcrumbs import IMPACT_SHARE, MAX_HISTORY_SHARE_PER_BODY, fit_changes, fit_impact
 from smartctx.retrieval.diversify import Selection
@@ -41,6 +43,8 @@ SUMMARY_RESERVE_SHARE = 0.2
 # further files: one line per file is the cheapest breadth a pack can have.
 FILE_MAP_RESERVE_SHARE = 0.1
 MAX_TASK_CHARS_IN_HEADER = 300
+# The files whose line offsets are kept between packs, counted twice their size (see _LineOffsets).
+MAX_LINE_OFFSET_BYTES = 32_000_000
 MAX_DOC_CHARS_IN_SUMMARY = 200
 
 _BACKTICK_RUN = re.compile(r"`+")
@@ -85,7 +89,12 @@ def header(task: str) -> str:
     )
 
 
-def body_block(index: int, item: ScoredNode, start: int, end: int, source: str, cut: bool) -> str:
+def body_block(index: int, item: ScoredNode, start: int, end: int, source: str, cut: bool) -> tuple[str, ...]:
+    """A body's block as its parts: the heading with the opening fence, the code, the closing fence.
+
+    The code is the same string from one pack to the next, so its token count is found again by
+    :meth:`TokenCounter.count_joined` instead of encoded again.
+    """
     node = item.node
     fence = fence_for(source)
     language = _LANGUAGE_TAGS.get(node.language, node.language)
@@ -93,7 +102,9 @@ def body_block(index: int, item: ScoredNode, start: int, end: int, source: str, 
     text = source if source.endswith("\n") else source + "\n"
     return (
         f"## {index}. {node.kind.value} `{node.qualified_name}` — {citation(node.path, start, end)}{note}\n\n"
-        f"{fence}{language}\n{text}{fence}\n\n"
+        f"{fence}{language}\n",
+        text,
+        f"{fence}\n\n",
     )
 
 
@@ -122,14 +133,15 @@ def file_map_line(file: RankedFile) -> str:
 
 def assemble(
     head: str,
-    body_blocks: Sequence[str],
+    body_blocks: Sequence[Sequence[str]],
     summary_lines: Sequence[str],
     impact: str = "",
     map_lines: Sequence[str] = (),
-) -> str:
-    summaries = SUMMARIES_HEADING + "".join(summary_lines) if summary_lines else ""
-    file_map = FILE_MAP_HEADING + "".join(map_lines) if map_lines else ""
-    return head + "".join(body_blocks) + impact + summaries + file_map
+) -> list[str]:
+    """The pack's text as its parts, in order (``"".join`` gives the text)."""
+    summaries = [SUMMARIES_HEADING, *summary_lines] if summary_lines else []
+    file_map = [FILE_MAP_HEADING, *map_lines] if map_lines else []
+    return [head, *(part for block in body_blocks for part in block), impact, *summaries, *file_map]
 
 
 def pack(
@@ -152,7 +164,7 @@ def pack(
             "", [], [], 0, True, [Warning("budget-too-small", "the budget cannot hold the pack's header")]
         )
     trimmed = False
-    body_blocks: list[str] = []
+    body_blocks: list[tuple[str, ...]] = []
     bodies: list[BodyItem] = []
     map_reserve = int(budget_tokens * FILE_MAP_RESERVE_SHARE) if selection.files else 0
     reserve = int(budget_tokens * SUMMARY_RESERVE_SHARE) if selection.summaries else 0
@@ -160,19 +172,33 @@ def pack(
     reserve += map_reserve
     body_cap = max(1, int(budget_tokens * MAX_BODY_SHARE))
     files: dict[str, tuple[bytes, list[int]] | None] = {}
+    # Every body is read first, and every text the pack may show redacted in one pass (each
+    # body's own warnings kept for its turn, so they come in the order of the items).
+    located_bodies = []
     for item in selection.bodies if include_blobs else ():
-        located = current_source(item.node, sources, warnings, files)
+        read_warnings: list[Warning] = []
+        located_bodies.append((item, current_source(item.node, sources, read_warnings, files), read_warnings))
+    redacted = redact_all(
+        [
+            *("".join(located[2]) for _, located, _ in located_bodies if located is not None),
+            *(summary_line(item) for item in selection.summaries),
+            *(text for item in selection.summaries for text in (item.node.signature, item.node.doc)),
+            *(file_map_line(file) for file in selection.files),
+        ]
+    )
+    for item, located, read_warnings in located_bodies:
+        warnings.extend(read_warnings)
         if located is None:
             continue
         start, end, lines = located
-        text, redactions = redact("".join(lines))
+        text, redactions = redacted["".join(lines)]
         if redactions:
             warnings.append(
                 Warning("secret-redacted", f"{redactions} secret(s) replaced", node_id(item.node))
             )
         index = len(bodies) + 1
         block = body_block(index, item, start, end, text, cut=False)
-        tokens = counter.count(block)
+        tokens = counter.count_joined(block)
         room = min(budget_tokens - reserve - used, body_cap)
         if tokens > room:
             trimmed = True
@@ -196,9 +222,9 @@ def pack(
             min(room - tokens, int(budget_tokens * MAX_HISTORY_SHARE_PER_BODY)),
             counter,
         )
-        if crumbs.text and counter.count(block + crumbs.text) <= room:
-            block += crumbs.text
-            tokens = counter.count(block)
+        if crumbs.text and counter.count_joined((*block, crumbs.text)) <= room:
+            block = (*block, crumbs.text)
+            tokens = counter.count_joined(block)
         else:
             crumbs = replace(crumbs, changes=())
         body_blocks.append(block)
@@ -220,7 +246,7 @@ def pack(
         # which says more than the usual trimming at the end of the list.
         summary_room = budget_tokens - counter.count(head) - counter.count(SUMMARIES_HEADING)
         for item in selection.summaries:
-            line, _ = redact(summary_line(item))
+            line, _ = redacted[summary_line(item)]
             tokens = counter.count(line)
             if used + tokens > budget_tokens - map_reserve:
                 trimmed = True
@@ -235,12 +261,12 @@ def pack(
                 continue
             used += tokens
             summary_lines.append(line)
-            summaries.append(_summary_item(item, tokens))
+            summaries.append(_summary_item(item, tokens, redacted))
     map_lines: list[str] = []
     file_map: list[FileMapEntry] = []
     heading_tokens = counter.count(FILE_MAP_HEADING)
     for file in selection.files:
-        line, _ = redact(file_map_line(file))
+        line, _ = redacted[file_map_line(file)]
         tokens = counter.count(line)
         # The map is a tail of the pack: the budget ending it is not a trim.
         if used + tokens + (0 if map_lines else heading_tokens) > budget_tokens:
@@ -248,8 +274,8 @@ def pack(
         used += tokens + (0 if map_lines else heading_tokens)
         map_lines.append(line)
         file_map.append(_file_map_entry(file, tokens))
-    text = assemble(head, body_blocks, summary_lines, impact_text, map_lines)
-    total = counter.count(text)
+    parts = assemble(head, body_blocks, summary_lines, impact_text, map_lines)
+    total = counter.count_joined(parts)
     # Pieces counted apart can, rarely, tokenize to more when joined: drop items from the end until
     # the whole text fits, so the budget holds for the text as sent.
     while total > budget_tokens and (map_lines or summary_lines or impact_text or body_blocks):
@@ -264,10 +290,47 @@ def pack(
         else:
             body_blocks.pop()
             bodies.pop()
-        text = assemble(head, body_blocks, summary_lines, impact_text, map_lines)
-        total = counter.count(text)
+        parts = assemble(head, body_blocks, summary_lines, impact_text, map_lines)
+        total = counter.count_joined(parts)
         trimmed = True
-    return Packed(text, bodies, summaries, total, trimmed, warnings, shown_impact, file_map)
+    return Packed("".join(parts), bodies, summaries, total, trimmed, warnings, shown_impact, file_map)
+
+
+class _LineOffsets:
+    """The line offsets of the latest file contents read, at most ``max_bytes`` of them.
+
+    Packs read the same large files request after request (django's ``query.py`` is 100 kB);
+    finding their lines again costs a hash and a comparison of the bytes instead of a split.
+    """
+
+    def __init__(self, max_bytes: int) -> None:
+        self._max_bytes = max_bytes
+        self._offsets: OrderedDict[bytes, list[int]] = OrderedDict()
+        self._bytes = 0
+        # Query threads pack at once.
+        self._lock = threading.Lock()
+
+    def of(self, data: bytes) -> list[int]:
+        with self._lock:
+            offsets = self._offsets.get(data)
+            if offsets is not None:
+                self._offsets.move_to_end(data)
+                return offsets
+        offsets = line_offsets(data)
+        # The offsets take about as much room as the bytes they index.
+        size = 2 * len(data)
+        if size <= self._max_bytes:
+            with self._lock:
+                if data not in self._offsets:
+                    self._offsets[data] = offsets
+                    self._bytes += size
+                while self._bytes > self._max_bytes:
+                    oldest, _ = self._offsets.popitem(last=False)
+                    self._bytes -= 2 * len(oldest)
+        return offsets
+
+
+_line_offsets = _LineOffsets(MAX_LINE_OFFSET_BYTES)
 
 
 def current_source(
@@ -283,7 +346,7 @@ def current_source(
     """
     if files is None or node.path not in files:
         read = sources.read(node.path)
-        loaded = None if read is None else (read, line_offsets(read))
+        loaded = None if read is None else (read, _line_offsets.of(read))
         if files is not None:
             files[node.path] = loaded
     else:
@@ -310,7 +373,7 @@ def current_source(
 
 def _cut_to_fit(
     item: ScoredNode, index: int, start: int, text: str, room: int, counter: TokenCounter
-) -> tuple[str, int, int, str] | None:
+) -> tuple[tuple[str, ...], int, int, str] | None:
     """The longest line prefix of the body whose block fits in ``room`` tokens.
 
     Per-line counts give a first guess (lines end in newlines, so they rarely merge into shared
@@ -318,7 +381,7 @@ def _cut_to_fit(
     fits, so the figure reported is always the real one.
     """
     lines = text.splitlines(keepends=True)
-    overhead = counter.count(body_block(index, item, start, start, "", cut=True))
+    overhead = counter.count("".join(body_block(index, item, start, start, "", cut=True)))
     keep, spent = 0, overhead
     for line in lines[:-1]:
         spent += counter.count(line)
@@ -328,7 +391,7 @@ def _cut_to_fit(
     while keep >= MIN_CUT_LINES:
         prefix = "".join(lines[:keep])
         block = body_block(index, item, start, start + keep - 1, prefix, cut=True)
-        tokens = counter.count(block)
+        tokens = counter.count_joined(block)
         if tokens <= room:
             return block, tokens, start + keep - 1, prefix
         keep -= max(1, (tokens - room) // 4)
@@ -370,7 +433,7 @@ def _file_map_entry(file: RankedFile, tokens: int) -> FileMapEntry:
     )
 
 
-def _summary_item(item: ScoredNode, tokens: int) -> SummaryItem:
+def _summary_item(item: ScoredNode, tokens: int, redacted: Mapping[str, tuple[str, int]]) -> SummaryItem:
     node = item.node
     return SummaryItem(
         id=node_id(node),
@@ -382,8 +445,8 @@ def _summary_item(item: ScoredNode, tokens: int) -> SummaryItem:
         end_line=node.end_line,
         citation=citation(node.path, node.start_line, node.end_line),
         # The summary line is redacted as a whole; the fields that go out as JSON are redacted too.
-        signature=redact(node.signature)[0],
-        doc=redact(node.doc)[0],
+        signature=redacted[node.signature][0],
+        doc=redacted[node.doc][0],
         score=round(item.score, 6),
         tokens=tokens,
     )
