@@ -8,10 +8,11 @@ Two parts, one run:
    BM25 query over definitions, and the BM25 query over whole files. The calls the pipeline makes are
    recorded: the exact FTS5 query strings, limits and counted terms.
 2. **Engines.** The recorded calls are replayed, task by task, on the same rows (read back from
-   ``search_words``, never re-parsed) loaded into each engine: FTS5 as the index holds it (SQLite of
-   the ``sqlite3`` module), FTS5 of the SQLite that the ``apsw`` wheel bundles (with
-   ``contentless_delete=1``), and tantivy (block-max WAND top-k). Each engine is built from the same
-   rows, timed, and measured on disk. Per engine: p50/p95 of each task's lexical work and of each
+   ``search_words``, never re-parsed) loaded into each engine: FTS5 as the index held it before
+   store/lexical.py (SQLite of the ``sqlite3`` module), FTS5 of the SQLite that the ``apsw`` wheel
+   bundles (with ``contentless_delete=1``), and tantivy (block-max WAND top-k), per column and with
+   one weighted field as store/lexical.py has it. Each engine is built from the same rows, timed,
+   and measured on disk. Per engine: p50/p95 of each task's lexical work and of each
    kind of call, and how much of FTS5's answer it returns (top-k overlap).
 
     .venv/bin/pip install -e ".[bench]"    # tantivy and apsw
@@ -126,8 +127,11 @@ class Recorder:
             self.task.counts.extend((term, at_most) for term in sorted(set(terms)))
             return
         weighted, limit = args
-        query = snapshot._match_query(weighted, keep_common=kind == "files")  # memoised
-        if query is not None and limit > 0:
+        # The terms the snapshot chose (memoised there), written as the FTS5 query the index used to
+        # run: each term quoted, repeated by its weight.
+        terms = snapshot._query_terms(weighted, keep_common=kind == "files")
+        if terms and limit > 0:
+            query = " OR ".join(f'"{term}"' for term, weight in sorted(terms.items()) for _ in range(weight))
             getattr(self.task, kind).append((query, limit))
 
 
