@@ -228,14 +228,19 @@ class LexicalIndex:
             cls._opened.pop(lexical_dir(index_path), None)
 
     def reader(self, generation: int) -> LexicalReader:
-        """Searchers of the latest commits, waiting briefly for them to hold ``generation``."""
+        """Searchers of the latest commits, waiting briefly while either holds an older generation
+        than ``generation`` (a writer between its SQLite and its tantivy commit). A newer one is
+        taken at once: tantivy keeps no older commit to go back to, and waiting would not bring one."""
         deadline = time.monotonic() + GENERATION_WAIT_S
         while True:
             self._symbols.reload()
             self._files.reload()
             symbols, files = self._symbols.searcher(), self._files.searcher()
-            held = {_marker(symbols)[0], _marker(files)[0]}
-            if held == {generation} or time.monotonic() >= deadline:
+            held = (_marker(symbols)[0], _marker(files)[0])
+            if (
+                all(found is not None and found >= generation for found in held)
+                or time.monotonic() >= deadline
+            ):
                 return LexicalReader(symbols, files)
             time.sleep(_GENERATION_POLL_S)
 
