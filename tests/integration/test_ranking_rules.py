@@ -152,6 +152,40 @@ def test_naming_a_test_function_does_not_fill_the_pack_with_tests(
     assert pack.bodies[0].id == "billing/invoices.py::compute_invoice"
 
 
+# A C library: each function declared in the header and defined in its source file.
+PARSER_C = {
+    "include/parser.h": (
+        "#ifndef PARSER_H\n#define PARSER_H\n"
+        "int parse_number(const char *text, int length);\n"
+        "int parse_string(const char *text, int length);\n"
+        "#endif\n"
+    ),
+    "src/parser.c": (
+        '#include "parser.h"\n\n'
+        "int parse_number(const char *text, int length) {\n"
+        "    int value = 0;\n"
+        "    for (int i = 0; i < length; i++) value = value * 10 + (text[i] - '0');\n"
+        "    return value;\n"
+        "}\n\n"
+        "int parse_string(const char *text, int length) {\n"
+        "    return length > 0 && text[0] == '\"' ? length - 2 : -1;\n"
+        "}\n"
+    ),
+}
+
+
+def test_a_header_prototype_gives_its_body_slot_to_the_definition(
+    tmp_path: Path, counter: TokenCounter
+) -> None:
+    task = "parse_number overflows on a long number"
+    pack = pack_for(tmp_path / "ws", tmp_path / "index", PARSER_C, task, counter)
+    bodies = [body.id for body in pack.bodies]
+    assert bodies[0] == "src/parser.c::parse_number"
+    assert not any(body.startswith("include/") for body in bodies)
+    # The prototype still tells where the function is declared, for the price of its signature.
+    assert "include/parser.h::parse_number" in [summary.id for summary in pack.summaries]
+
+
 def library(modules: int) -> dict[str, str]:
     """A workspace with enough matching material to fill any budget: ``modules`` files of ten
     functions each about ledgers, accounts and balances, each with a body and a docstring."""

@@ -201,4 +201,36 @@ export default async function scenario({ s, wb, step, selfTest, waitFor, log, mo
       { timeout: 60000 },
     );
   });
+
+  // A smaller budget holds fewer definitions: the files that rank next still show, one line each,
+  // and a click opens one.
+  let mapped;
+  await step("12-small-budget-lists-other-likely-files", async () => {
+    s.updateSettings({ "smartctx.budgetTokens": 600 });
+    await waitFor(
+      "a pack at the new budget with other likely files",
+      async () => {
+        await wb.runCommand("SmartCtx: Context for Task…");
+        await wb.inputBox("Describe the task", TASK);
+        // The setting reaches the extension a moment after the file changes: ask again only when
+        // no pack at the new budget shows, so that no second request is left running.
+        const text = await wb.webviewText("/ 600 tokens", { timeout: 10000 }).catch(() => "");
+        return text.includes("Other likely files");
+      },
+      { timeout: 45000, interval: 1000 },
+    );
+    const frame = await wb.webviewFrame("Other likely files");
+    const entries = frame.locator("ul.file-map > li");
+    mapped = await entries.first().locator("a.citation").first().innerText();
+    log(`file map: ${(await entries.allInnerTexts()).join(" | ")}`);
+    if (!/\.(py|ts|go)$/.test(mapped)) throw new Error(`the first file map entry is not a file: ${mapped}`);
+    await frame.locator("ul.file-map").scrollIntoViewIfNeeded();
+  });
+
+  await step("12b-file-map-entry-opens-the-file", async () => {
+    const frame = await wb.webviewFrame("Other likely files");
+    await frame.locator("ul.file-map a.citation", { hasText: mapped }).first().click();
+    await wb.waitForActiveEditor(path.basename(mapped));
+    s.updateSettings({ "smartctx.budgetTokens": 8000 });
+  });
 }

@@ -108,7 +108,15 @@ def diversify(
 ) -> Selection:
     max_bodies, max_summaries = limits.max_bodies, limits.max_summaries
     capped = list(ranked[: limits.ranked_cap])
-    best_named = next((item for item in ranked if item.node.id in named and _body_worthy(item)), None)
+    declarations = _declarations_defined_elsewhere(ranked)
+    best_named = next(
+        (
+            item
+            for item in ranked
+            if item.node.id in named and _body_worthy(item) and item.node.id not in declarations
+        ),
+        None,
+    )
     if best_named is not None and best_named not in capped:
         capped.append(best_named)
     bodies: list[ScoredNode] = []
@@ -127,7 +135,7 @@ def diversify(
         if len(bodies) >= max_bodies or item.score < floor:
             break
         same_file = bodies_in[item.node.path]
-        if len(same_file) >= per_file_cap or not _body_worthy(item):
+        if len(same_file) >= per_file_cap or not _body_worthy(item) or item.node.id in declarations:
             continue
         # Overlapping includes being the same item as a chosen body.
         if any(_overlaps(item, body) for body in same_file):
@@ -172,6 +180,27 @@ def _discounted(item: ScoredNode, shown: Counter[str]) -> float:
 def _body_worthy(item: ScoredNode) -> bool:
     node = item.node
     return node.kind not in _CONTAINERS or node.end_line - node.start_line < MAX_CONTAINER_BODY_LINES
+
+
+def _declarations_defined_elsewhere(ranked: Sequence[ScoredNode]) -> frozenset[int]:
+    """The candidates that are only a signature (a C prototype in a header, an overload signature,
+    a stub) whose name a longer candidate of the same kind also defines: as a body such a
+    declaration repeats what the definition's first line says, so it can be a summary, never a body.
+    """
+    longest: dict[tuple[SymbolKind, str], int] = {}
+    for item in ranked:
+        key = (item.node.kind, item.node.qualified_name)
+        longest[key] = max(longest.get(key, 0), _span(item))
+    return frozenset(
+        item.node.id
+        for item in ranked
+        if _span(item) <= item.node.signature.count("\n") + 1
+        and longest[(item.node.kind, item.node.qualified_name)] > _span(item)
+    )
+
+
+def _span(item: ScoredNode) -> int:
+    return item.node.end_line - item.node.start_line + 1
 
 
 def _inside(item: ScoredNode, outer: ScoredNode) -> bool:

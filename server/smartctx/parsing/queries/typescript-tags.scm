@@ -66,6 +66,29 @@
     ] @definition.method))
   (#not-match? @scope "^[A-Z][A-Z0-9_]*$"))
 
+; The same object behind a type assertion or check (= { … } as const, = { … } satisfies Plugin).
+((variable_declarator
+  name: (identifier) @scope
+  value: [
+    (as_expression
+      (object
+        [
+          (method_definition name: [(property_identifier) (computed_property_name)] @name)
+          (pair
+            key: (property_identifier) @name
+            value: [(arrow_function) (function_expression) (generator_function)])
+        ] @definition.method))
+    (satisfies_expression
+      (object
+        [
+          (method_definition name: [(property_identifier) (computed_property_name)] @name)
+          (pair
+            key: (property_identifier) @name
+            value: [(arrow_function) (function_expression) (generator_function)])
+        ] @definition.method))
+  ])
+  (#not-match? @scope "^[A-Z][A-Z0-9_]*$"))
+
 (pair
   key: (property_identifier) @scope
   value: (object
