@@ -9,9 +9,9 @@ of their percentiles is the figure to read, more than the milliseconds.
     .venv/bin/python bench/query_perf_compare.py /work/benchrepos/rank-swe/django \\
         --index-dir /tmp/idx-django --version main=/work/frozen-main/server --version new=server
 
-The versions share the index (built once, by this process's smartctx), unless ``--index-for
-NAME=DIR`` gives a version an index of its own: an up-to-date index that version built, for a
-commit whose index format differs (the one before #12, say).
+The versions share one index (built once, by this process's smartctx) unless a version names its
+own after a comma (``--version old=/work/frozen-old/server,/tmp/idx-old``): a version whose index
+format differs needs one, which its worker brings up to date with its own code before the run.
 """
 
 from __future__ import annotations
@@ -38,11 +38,13 @@ def worker(root: Path, index_dir: Path, budget: int) -> None:
     """Answer one task per line of stdin with one JSON line of timings (run with --worker)."""
     from smartctx.core.context import ContextOptions, ContextRequest
     from smartctx.core.tokens import TokenCounter
+    from smartctx.indexing.indexer import IndexConfig, Indexer
     from smartctx.indexing.sources import WorkspaceSources
     from smartctx.retrieval.pipeline import build_context
     from smartctx.store.index_store import IndexStore
 
     store = IndexStore(root, index_dir)
+    Indexer(root, store, IndexConfig()).reconcile()
     sources = WorkspaceSources(root)
     counter = TokenCounter()
     for line in sys.stdin:
@@ -59,12 +61,13 @@ def worker(root: Path, index_dir: Path, budget: int) -> None:
 
 
 class Version:
-    def __init__(self, name: str, server: Path, args: argparse.Namespace) -> None:
-        self.name = name
-        environment = {**os.environ, "PYTHONPATH": str(server.resolve())}
-        index_dir = dict(spec.split("=", 1) for spec in args.index_for).get(name, str(args.index_dir))
+    def __init__(self, spec: str, args: argparse.Namespace) -> None:
+        self.name, _, folders = spec.partition("=")
+        server, _, own_index = folders.partition(",")
+        index_dir = Path(own_index) if own_index else args.index_dir
+        environment = {**os.environ, "PYTHONPATH": str(Path(server).resolve())}
         self.process = subprocess.Popen(
-            [sys.executable, __file__, "--worker", str(args.root), index_dir, str(args.budget)],
+            [sys.executable, __file__, "--worker", str(args.root), str(index_dir), str(args.budget)],
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             text=True,
@@ -96,9 +99,8 @@ def main() -> int:
     parser.add_argument("--data", type=Path, default=DATA)
     parser.add_argument("--budget", type=int, default=8000)
     parser.add_argument("--rounds", type=int, default=2, help="times each task is asked of each version")
-    parser.add_argument("--version", action="append", required=True, help="NAME=SERVER_FOLDER, two or more")
     parser.add_argument(
-        "--index-for", action="append", default=[], help="NAME=INDEX_DIR: that version's own up-to-date index"
+        "--version", action="append", required=True, help="NAME=SERVER_FOLDER[,INDEX_DIR], two or more"
     )
     parser.add_argument("--json", type=Path, default=Path("bench/out/query_perf_compare.json"))
     args = parser.parse_args()
@@ -116,7 +118,7 @@ def main() -> int:
     store = IndexStore(args.root, args.index_dir)
     Indexer(args.root, store, IndexConfig()).reconcile()
     store.close()
-    versions = [Version(*spec.split("=", 1)[:1], Path(spec.split("=", 1)[1]), args) for spec in args.version]
+    versions = [Version(spec, args) for spec in args.version]
     # One warm-up each: the tokenizer's load and SQLite's cold cache are not what is compared.
     for version in versions:
         version.ask(tasks[0])

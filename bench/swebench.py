@@ -39,6 +39,8 @@ from smartctx.indexing.indexer import IndexConfig, Indexer
 from smartctx.indexing.sources import WorkspaceSources
 from smartctx.retrieval.pipeline import build_context, rank
 from smartctx.retrieval.sources import SourceReader
+from smartctx.store import lexical
+from smartctx.store.database import SEARCH_GENERATION_KEY
 from smartctx.store.index_store import IndexStore
 from smartctx.store.snapshot import IndexSnapshot
 from swebench_baselines import WholeFileBaseline, seed_recipe
@@ -426,10 +428,14 @@ def keep_index(store: IndexStore, target: Path) -> None:
     this instance with ``swebench_replay.py``."""
     target.parent.mkdir(parents=True, exist_ok=True)
     target.unlink(missing_ok=True)
+    lexical.remove(target)
     source = sqlite3.connect(f"{store.path.as_uri()}?mode=ro", uri=True)
     copy = sqlite3.connect(target)
     try:
         source.backup(copy)
+        # The copy's lexical index, built from the copy's own rows (store/lexical.py), since a
+        # snapshot reads one beside its SQLite file.
+        lexical.build(copy, target, SEARCH_GENERATION_KEY)
     finally:
         copy.close()
         source.close()

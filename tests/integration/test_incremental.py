@@ -17,6 +17,7 @@ from hypothesis import strategies as st
 from index_dump import assert_same_index, dump, fresh_dump
 from smartctx.indexing import indexer as indexer_module
 from smartctx.indexing.indexer import IndexConfig, Indexer
+from smartctx.store import lexical
 from smartctx.store.index_store import IndexStore
 
 # 2001-09-09, long before any test runs.
@@ -255,20 +256,20 @@ def test_the_index_file_shrinks_when_a_big_file_goes(tmp_path: Path) -> None:
     root = tmp_path / "ws"
     root.mkdir()
     (root / "keep.py").write_text(python_module(["alpha"], [], []))
-    # About 0.8 MB of ordinary functions: several MB of index, well past the vacuum thresholds.
-    handlers = (
-        f"def handler_{number}(request):\n    return process(request, {number})\n\n"
-        for number in range(14_000)
-    )
+    # About 0.9 MB of short functions (under the 1 MB file limit): over 5 MB of index, well past
+    # the vacuum thresholds.
+    handlers = (f"def handler_{number}(r):\n    return go(r, {number})\n\n" for number in range(20_000))
     (root / "big.py").write_text("".join(handlers))
     store = IndexStore(root, tmp_path / "index")
     try:
         indexer = Indexer(root, store, IndexConfig(workers=0))
         assert "vacuum" not in indexer.reconcile().stage_seconds
         with_big = store.path.stat().st_size
+        lexical_with_big = lexical.folder_bytes(store.path)
         (root / "big.py").unlink()
         report = indexer.reconcile()
         without_big = store.path.stat().st_size
+        lexical_without_big = lexical.folder_bytes(store.path)
         with store.snapshot() as snapshot:
             assert snapshot.file_paths() == ["keep.py"]
     finally:
@@ -276,6 +277,7 @@ def test_the_index_file_shrinks_when_a_big_file_goes(tmp_path: Path) -> None:
     assert "vacuum" in report.stage_seconds
     # What is left is about one small file's worth: no deleted rows, no stale full-text entries.
     assert without_big < with_big / 20
+    assert lexical_without_big < lexical_with_big / 20
 
 
 @pytest.mark.parametrize("apply_changes", ["reconcile", "update_paths"])

@@ -51,7 +51,9 @@ def search(snapshot: IndexSnapshot, task: ParsedTask, candidate_limit: int) -> S
     # they do not take these places.
     seeding = [path for path in file_evidence if task.mentions_tests or not is_test_path(path)]
     top_files = set(sorted(seeding, key=lambda path: (-file_evidence[path], path))[:FILES_SEEDING_CANDIDATES])
-    paths = snapshot.paths_of(hit.node_id for hit in hits)
+    # Only the reserve's files are looked at: the first ``candidate_limit`` hits are taken whatever
+    # their file.
+    paths = snapshot.paths_of(hit.node_id for hit in hits[candidate_limit:])
     chosen: list[int] = [hit.node_id for hit in hits[:candidate_limit]]
     per_file: dict[str, int] = defaultdict(int)
     for hit in hits[candidate_limit:]:

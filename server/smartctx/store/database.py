@@ -13,6 +13,8 @@ from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
 
+from smartctx.store import lexical
+
 SCHEMA_VERSION = 1
 INDEX_FILE_NAME = f"index-v{SCHEMA_VERSION}.sqlite"
 FORMAT_TAG = "smartctx-index"
@@ -21,6 +23,8 @@ BUSY_TIMEOUT_MS = 10_000
 # 42 MB of it beside a 102 MB index on django) and SQLite keeps that size for reuse unless told
 # otherwise; this caps what stays on disk once the log restarts after a checkpoint.
 WAL_SIZE_LIMIT_BYTES = 4 * 1024 * 1024
+# Counts the batches that changed search rows; the lexical index records the one it holds.
+SEARCH_GENERATION_KEY = "search_generation"
 
 
 class IndexUnavailableError(Exception):
@@ -65,6 +69,8 @@ def open_index(index_dir: Path, workspace_root: Path) -> OpenedIndex:
         if reason is None:
             return OpenedIndex(connect(path, read_only=False), path, None)
         _move_aside(path)
+    # The lexical index beside a new file describes some other one: it is built again.
+    lexical.remove(path)
     try:
         connection = connect(path, read_only=False)
         _create_schema(connection, root_text)
@@ -85,7 +91,7 @@ def _problem_with(path: Path, root_text: str, *, read_only: bool = False) -> str
         connection = connect(path, read_only=read_only)
         try:
             rows = dict(connection.execute("SELECT key, value FROM meta").fetchall())
-            connection.execute("SELECT count(*) FROM search WHERE search MATCH 'x'").fetchone()
+            connection.execute("SELECT count(*) FROM search_words").fetchone()
         finally:
             connection.close()
     except sqlite3.Error as error:
@@ -130,6 +136,7 @@ def _create_schema(connection: sqlite3.Connection, root_text: str) -> None:
             ("workspace_root", root_text),
             ("schema_digest", _schema_digest()),
             ("scores_dirty", "0"),
+            (SEARCH_GENERATION_KEY, "0"),
         ],
     )
     connection.execute("COMMIT")

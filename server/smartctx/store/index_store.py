@@ -8,6 +8,7 @@ from pathlib import Path
 
 import platformdirs
 
+from smartctx.store import lexical
 from smartctx.store.database import INDEX_FILE_NAME, OpenedIndex, open_index
 from smartctx.store.snapshot import IndexSnapshot
 from smartctx.store.writer import IndexWriter
@@ -33,11 +34,14 @@ def index_dir_in(base: Path, workspace_root: Path) -> Path:
 
 
 def index_size_bytes(index_dir: Path) -> int:
-    """The index file in ``index_dir`` with its write-ahead log, without files moved aside."""
-    return sum(
+    """The index file in ``index_dir`` with its write-ahead log and its lexical index, without files
+    moved aside."""
+    return lexical.folder_bytes(index_dir / INDEX_FILE_NAME) + sum(
         candidate.stat().st_size
         for candidate in index_dir.iterdir()
-        if candidate.name.startswith(INDEX_FILE_NAME) and ".broken-" not in candidate.name
+        if candidate.name.startswith(INDEX_FILE_NAME)
+        and ".broken-" not in candidate.name
+        and candidate.is_file()
     )
 
 
@@ -55,7 +59,10 @@ class IndexStore:
         self.path = opened.path
         self.rebuilt_reason = opened.rebuilt_reason
         self._connection = opened.connection
-        self.writer = IndexWriter(self._connection)
+        self.writer = IndexWriter(self._connection, self.path)
+        # The lexical index is derived data: if it does not hold what SQLite holds, it is built again
+        # from SQLite's rows before anything reads it.
+        self.writer.check_lexical()
 
     def snapshot(self) -> IndexSnapshot:
         return IndexSnapshot(self.path)

@@ -78,36 +78,15 @@ CREATE TABLE scores (
     usage REAL NOT NULL
 ) STRICT;
 
--- The lexical index: one row per node, rowid = nodes.id. Identifiers are pre-split into words
--- (camelCase and snake_case) by the writer, so the default tokenizer sees plain words. `body` holds
--- the words of the lines the node owns (not those of definitions nested in it).
+-- The lexical index lives beside this file, in tantivy (store/lexical.py): BM25 over every node
+-- (rowid = nodes.id) and over every file (files.id). It is derived from the rows below and carries
+-- the meta value search_generation it was built or last updated at; when it holds another, it is
+-- built again from them. Identifiers are pre-split into words (camelCase and snake_case) by the
+-- parser workers; a node's body words are those of the lines it owns (not those of definitions
+-- nested in it).
 --
--- Both full-text tables are contentless: queries read only rowids and BM25, which FTS5 computes from
--- its own index, so a stored copy of every column (half the index, 49 of 102 MB on django) bought
--- nothing. Deleting a row from a contentless table takes the exact values it was inserted with;
--- search_words keeps them per file, compressed (see rows.py).
-CREATE VIRTUAL TABLE search USING fts5(
-    name,
-    qualified_name,
-    signature,
-    doc,
-    body,
-    path,
-    content = '',
-    tokenize = 'unicode61 remove_diacritics 2'
-);
-
--- The same words per file (rowid = files.id): BM25 over whole files is the strongest single signal
--- for which file a task is about, stronger than any one definition's text.
-CREATE VIRTUAL TABLE file_search USING fts5(
-    body,
-    path,
-    content = '',
-    tokenize = 'unicode61 remove_diacritics 2'
-);
-
--- What each file put into the two full-text tables, for deleting it again: its nodes' ids (int64,
--- native order, in the order of the packed rows) and the packed values themselves.
+-- Each file's search words (rowid = files.id): its nodes' ids (int64, native order, in the order of
+-- the packed rows) and, packed (see rows.py), its path's words and each node's five columns.
 CREATE TABLE search_words (
     file_id INTEGER PRIMARY KEY,
     node_ids BLOB NOT NULL,

@@ -14,7 +14,8 @@ from types import TracebackType
 from typing import Any, NamedTuple
 
 from smartctx.core.model import SymbolKind
-from smartctx.store.database import connect
+from smartctx.store.database import SEARCH_GENERATION_KEY, connect
+from smartctx.store.lexical import LexicalIndex, LexicalReader
 
 _SEARCH_TERM = re.compile(r"[a-z0-9]+")
 # A term in more than this share of rows is too common to rank with (design.md §7 measured 0.5 to 2 %),
@@ -157,13 +158,21 @@ class IndexSnapshot:
 
     def __init__(self, index_path: Path) -> None:
         self._db = connect(index_path, read_only=True)
+        self._index_path = index_path
         self._rows: int | None = None
         self._paths_by_name: dict[str, list[str]] | None = None
-        self._queries: dict[tuple[tuple[str, int], ...], str | None] = {}
+        self._queries: dict[tuple[tuple[str, int], ...], dict[str, int]] = {}
         self._counts: dict[tuple[str, int], int] = {}
+        self._lexical: LexicalReader | None = None
         self._db.execute("BEGIN")
         # The first read fixes the snapshot; later writes by the indexer stay invisible to it.
-        self._db.execute("SELECT count(*) FROM meta").fetchone()
+        self._generation = int(self.meta(SEARCH_GENERATION_KEY) or 0)
+
+    def _lexical_reader(self) -> LexicalReader:
+        """The lexical index at this snapshot's generation (store/lexical.py), opened on first use."""
+        if self._lexical is None:
+            self._lexical = LexicalIndex.for_index(self._index_path).reader(self._generation)
+        return self._lexical
 
     def __enter__(self) -> IndexSnapshot:
         return self
@@ -346,28 +355,24 @@ class IndexSnapshot:
         return found
 
     def search(self, weighted_terms: Mapping[str, int], limit: int) -> list[SearchHit]:
-        """Nodes matching any term by BM25, best first; a term's weight repeats it in the query.
+        """Nodes matching any term by BM25, best first (ties by id); a term's weight multiplies its
+        part of the score.
 
-        Terms are reduced to plain words here, so no text can form FTS5 query syntax. Terms found
-        in more than ``MAX_TERM_DOCUMENT_SHARE`` of rows are dropped (unless nothing else is left):
-        they rank nothing and cost most of the query time (design.md §7).
+        Terms are reduced to plain lowercase words here. Terms found in more than
+        ``MAX_TERM_DOCUMENT_SHARE`` of rows are dropped (unless nothing else is left): they rank
+        nothing and cost most of the query time (design.md §7).
         """
-        query = self._match_query(weighted_terms)
-        if query is None or limit <= 0:
+        terms = self._query_terms(weighted_terms)
+        if not terms or limit <= 0:
             return []
         return [
-            SearchHit(int(rowid), -float(rank))
-            for rowid, rank in self._db.execute(
-                "SELECT rowid, rank FROM (SELECT rowid, bm25(search, 10.0, 4.0, 2.0, 1.0, 1.0, 2.0) AS rank"
-                " FROM search WHERE search MATCH ?) ORDER BY rank, rowid LIMIT ?",
-                (query, limit),
-            )
+            SearchHit(hit.row_id, hit.score) for hit in self._lexical_reader().search_symbols(terms, limit)
         ]
 
-    def _match_query(self, weighted_terms: Mapping[str, int], keep_common: bool = False) -> str | None:
-        """An FTS5 OR query of quoted plain words, each repeated by its weight; None if no term is
-        in the index. Memoised per snapshot, since a request searches symbols and files alike.
-        ``keep_common`` keeps the terms too common for the symbol index (see :meth:`search_files`)."""
+    def _query_terms(self, weighted_terms: Mapping[str, int], keep_common: bool = False) -> dict[str, int]:
+        """The plain words to query with and their weights; empty if no term is in the index.
+        Memoised per snapshot, since a request searches symbols and files alike. ``keep_common``
+        keeps the terms too common for the symbol index (see :meth:`search_files`)."""
         key = (*sorted(weighted_terms.items()), ("", int(keep_common)))
         if key in self._queries:
             return self._queries[key]
@@ -381,44 +386,38 @@ class IndexSnapshot:
         common = {term for term in present if counts[term] > common_above}
         chosen = {term: weight for term, weight in present.items() if keep_common or term not in common}
         chosen = chosen or present
-        query = (
-            " OR ".join(f'"{term}"' for term, weight in sorted(chosen.items()) for _ in range(weight)) or None
-        )
-        self._queries[key] = query
-        return query
+        self._queries[key] = chosen
+        return chosen
 
     def search_files(self, weighted_terms: Mapping[str, int], limit: int) -> list[tuple[str, float]]:
-        """Files by BM25 over their whole text (best first). Terms too common for :meth:`search` are
-        kept if given: the caller decides when they are affordable (far fewer files than
-        definitions), and a commit message of everyday words ("merge if statements with the same
-        return value") has nothing else to go on."""
-        query = self._match_query(weighted_terms, keep_common=True)
-        if query is None or limit <= 0:
+        """Files by BM25 over their whole text (best first, ties by path). Terms too common for
+        :meth:`search` are kept if given: the caller decides when they are affordable (far fewer
+        files than definitions), and a commit message of everyday words ("merge if statements with
+        the same return value") has nothing else to go on."""
+        terms = self._query_terms(weighted_terms, keep_common=True)
+        if not terms or limit <= 0:
             return []
-        return [
-            (str(path), -float(rank))
-            for path, rank in self._db.execute(
-                "SELECT f.path, s.rank FROM (SELECT rowid, bm25(file_search, 1.0, 3.0) AS rank"
-                " FROM file_search WHERE file_search MATCH ? ORDER BY rank LIMIT ?) s"
-                " JOIN files f ON f.id = s.rowid ORDER BY s.rank, f.path",
-                (query, limit),
-            )
-        ]
+        hits = self._lexical_reader().search_files(terms, limit)
+        paths: dict[int, str] = {}
+        for chunk, marks in _id_chunks(hit.row_id for hit in hits):
+            paths.update(self._db.execute(f"SELECT id, path FROM files WHERE id IN ({marks})", chunk))
+        # A file the lexical index holds but this snapshot does not (a writer between its commits)
+        # is passed over.
+        return sorted(
+            ((paths[hit.row_id], hit.score) for hit in hits if hit.row_id in paths),
+            key=lambda found: (-found[1], found[0]),
+        )
 
     def document_counts(self, terms: Iterable[str], at_most: int) -> dict[str, int]:
-        """How many rows hold each term (plain lowercase words), counted up to ``at_most``: enough to
-        tell rare from common terms. Counting stops early, so a term in every row costs no more than
-        a rare one; fts5vocab's exact counts read each term's whole posting list (2.5x slower here)."""
+        """How many rows hold each term (plain lowercase words), up to ``at_most``: enough to tell
+        rare from common terms. The lexical index keeps each term's count, so any term costs the
+        same."""
         counts: dict[str, int] = {}
         for term in sorted(set(terms)):
             # Memoised per snapshot: a request counts its terms to weigh them, then to query.
             key = (term, at_most)
             if key not in self._counts:
-                (count,) = self._db.execute(
-                    "SELECT count(*) FROM (SELECT rowid FROM search WHERE search MATCH ? LIMIT ?)",
-                    (f'"{term}"', at_most),
-                ).fetchone()
-                self._counts[key] = int(count)
+                self._counts[key] = min(at_most, self._lexical_reader().document_count(term))
             if self._counts[key]:
                 counts[term] = self._counts[key]
         return counts

@@ -16,12 +16,14 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from itertools import groupby
 from operator import itemgetter
+from pathlib import Path
 
 import numpy as np
 
 from smartctx.core.files import FileState
 from smartctx.core.model import RefKind, SymbolKind
-from smartctx.store import scores
+from smartctx.store import lexical, scores
+from smartctx.store.database import SEARCH_GENERATION_KEY
 from smartctx.store.resolution import (
     Candidate,
     CandidatePool,
@@ -32,7 +34,7 @@ from smartctx.store.resolution import (
     resolve_name,
     targets_outside,
 )
-from smartctx.store.rows import FileRows, NodeWords, unpack_search_words
+from smartctx.store.rows import FileRows
 
 CONTAINS_CONFIDENCE = 1.0
 # SQLite keeps the pages of deleted rows as free pages inside the file; the file is rewritten
@@ -41,12 +43,13 @@ CONTAINS_CONFIDENCE = 1.0
 # churn, which reuses free pages, never pays for a rewrite.
 VACUUM_MIN_FREE_FRACTION = 0.25
 VACUUM_MIN_FREE_BYTES = 4 * 1024 * 1024
-# Files whose full-text rows are read back and inserted at a time when the tables are refilled.
-SEARCH_REFILL_FILES = 500
 
 # Enum lookups by value through a dict: calling the Enum class costs several times more, and
 # resolution converts every pending reference.
 _REF_KINDS = {kind.value: kind for kind in RefKind}
+# search_words.node_ids holds int64s; paths per IN (…) list stay under SQLite's 999 parameters.
+_NODE_ID_BYTES = 8
+_PATHS_PER_QUERY = 500
 _SYMBOL_KINDS = {kind.value: kind for kind in SymbolKind}
 
 
@@ -54,23 +57,6 @@ _SYMBOL_KINDS = {kind.value: kind for kind in SymbolKind}
 class ResolutionReport:
     references: int
     edges: int
-
-
-_INSERT_SEARCH = (
-    "INSERT INTO search(rowid, name, qualified_name, signature, doc, body, path) VALUES (?, ?, ?, ?, ?, ?, ?)"
-)
-_INSERT_FILE_SEARCH = "INSERT INTO file_search(rowid, body, path) VALUES (?, ?, ?)"
-
-
-def _unpacked(
-    rows: Iterable[tuple[int, bytes, bytes]],
-) -> Iterator[tuple[int, array[int], str, list[NodeWords]]]:
-    """search_words rows as (file id, node ids, path words, each node's search columns)."""
-    for file_id, packed_ids, packed_words in rows:
-        node_ids = array("q")
-        node_ids.frombytes(packed_ids)
-        path_words, nodes = unpack_search_words(packed_words)
-        yield file_id, node_ids, path_words, nodes
 
 
 def _uses(
@@ -99,6 +85,8 @@ class Batch:
 
     def __init__(self, connection: sqlite3.Connection) -> None:
         self._db = connection
+        # What the lexical index is to receive once this batch has committed.
+        self.lexical = lexical.LexicalChanges()
         self._dirty: set[str] = set()
         # Set when a re-indexed file had resolved outgoing edges: they are gone until its references
         # resolve again, and if it now has none, nothing else would mark the scores stale.
@@ -117,8 +105,6 @@ class Batch:
         file_rows: list[tuple[object, ...]] = []
         node_rows: list[tuple[object, ...]] = []
         edge_rows: list[tuple[int, int, str, float, None]] = []
-        search_rows: list[tuple[object, ...]] = []
-        file_search_rows: list[tuple[int, str, str]] = []
         search_words_rows: list[tuple[int, bytes, bytes]] = []
         ref_rows: list[tuple[object, ...]] = []
         contains = RefKind.CONTAINS.value
@@ -171,10 +157,12 @@ class Batch:
                 node_rows.append(
                     (node_id, file_id, parent_id, kind, name, qualified, start, end, signature, doc, digest)
                 )
-                search_rows.append((node_id, *words, rows.path_words))
+                self.lexical.symbols.append((node_id, file_id, lexical.symbol_text(words, rows.path_words)))
                 node_ids.append(node_id)
             self._forget_nodes(previous.values())
-            file_search_rows.append((file_id, " ".join(row[13] for row in rows.nodes), rows.path_words))
+            self.lexical.files.append(
+                (file_id, lexical.file_text([node[9:14] for node in rows.nodes], rows.path_words))
+            )
             search_words_rows.append((file_id, node_ids.tobytes(), rows.packed_words))
             ref_rows.extend(
                 (file_id, ids_by_name.get(source, module_id) if source else module_id, kind, name, key, line)
@@ -193,8 +181,6 @@ class Batch:
         db.executemany(
             "INSERT INTO edges(src_id, dst_id, kind, confidence, ref_id) VALUES (?, ?, ?, ?, ?)", edge_rows
         )
-        db.executemany(_INSERT_SEARCH, search_rows)
-        db.executemany(_INSERT_FILE_SEARCH, file_search_rows)
         db.executemany(
             "INSERT INTO search_words(file_id, node_ids, words) VALUES (?, ?, ?)", search_words_rows
         )
@@ -241,78 +227,30 @@ class Batch:
         db.execute("DELETE FROM files WHERE id = ?", (file_id,))
 
     def drop_search_rows(self, paths: Iterable[str]) -> None:
-        """Take these files' rows out of the full-text tables now, ahead of re-indexing or deleting
-        them (paths not in the index are passed over).
-
-        Removing a row from a contentless table costs about what inserting it did: FTS5 tokenises
-        the old values again. When more rows go than stay (a branch switch that rewrites most
-        files), the tables are emptied instead and the rows that stay are inserted again from
-        search_words, which costs only the smaller part.
-        """
-        db = self._db
-        db.execute("CREATE TEMP TABLE IF NOT EXISTS dropping(file_id INTEGER PRIMARY KEY)")
-        db.execute("DELETE FROM dropping")
-        db.execute("CREATE TEMP TABLE IF NOT EXISTS dropping_paths(path TEXT PRIMARY KEY)")
-        db.execute("DELETE FROM dropping_paths")
-        db.executemany("INSERT OR IGNORE INTO dropping_paths(path) VALUES (?)", [(path,) for path in paths])
-        db.execute(
-            "INSERT INTO dropping SELECT f.id FROM dropping_paths d CROSS JOIN files f ON f.path = d.path"
-            " CROSS JOIN search_words w ON w.file_id = f.id"
-        )
-        (dropped_rows,) = db.execute(
-            "SELECT count(*) FROM dropping d CROSS JOIN nodes n ON n.file_id = d.file_id"
-        ).fetchone()
-        if dropped_rows == 0:
-            return
-        (all_rows,) = db.execute("SELECT count(*) FROM nodes").fetchone()
-        if 2 * dropped_rows <= all_rows:
+        """Take these files' rows out of the lexical index now, ahead of re-indexing or deleting them
+        (paths not in the index are passed over)."""
+        wanted = sorted(set(paths))
+        for start in range(0, len(wanted), _PATHS_PER_QUERY):
+            chunk = wanted[start : start + _PATHS_PER_QUERY]
             self._delete_search_rows(
-                file_id for (file_id,) in db.execute("SELECT file_id FROM dropping").fetchall()
+                file_id
+                for (file_id,) in self._db.execute(
+                    f"SELECT id FROM files WHERE path IN ({','.join('?' * len(chunk))})", chunk
+                ).fetchall()
             )
-            return
-        db.execute("INSERT INTO search(search) VALUES ('delete-all')")
-        db.execute("INSERT INTO file_search(file_search) VALUES ('delete-all')")
-        db.execute("DELETE FROM search_words WHERE file_id IN (SELECT file_id FROM dropping)")
-        kept = db.execute("SELECT file_id, node_ids, words FROM search_words ORDER BY file_id")
-        while chunk := kept.fetchmany(SEARCH_REFILL_FILES):
-            search_rows: list[tuple[object, ...]] = []
-            file_search_rows: list[tuple[int, str, str]] = []
-            for file_id, node_ids, path_words, nodes in _unpacked(chunk):
-                search_rows.extend(
-                    (node_id, *words, path_words) for node_id, words in zip(node_ids, nodes, strict=True)
-                )
-                file_search_rows.append((file_id, " ".join(words[4] for words in nodes), path_words))
-            db.executemany(_INSERT_SEARCH, search_rows)
-            db.executemany(_INSERT_FILE_SEARCH, file_search_rows)
 
     def _delete_search_rows(self, file_ids: Iterable[int]) -> None:
-        """Take files' rows out of the contentless full-text tables, with the values they were
-        inserted with (FTS5 finds the entries to remove by tokenising them again)."""
+        """Take files' rows out of search_words, and out of the lexical index once this batch commits."""
         db = self._db
-        rows = [
-            row
-            for file_id in file_ids
-            for row in db.execute(
-                "SELECT file_id, node_ids, words FROM search_words WHERE file_id = ?", (file_id,)
-            )
-        ]
-        search_rows: list[tuple[object, ...]] = []
-        file_search_rows: list[tuple[int, str, str]] = []
-        for file_id, node_ids, path_words, nodes in _unpacked(rows):
-            search_rows.extend(
-                (node_id, *words, path_words) for node_id, words in zip(node_ids, nodes, strict=True)
-            )
-            file_search_rows.append((file_id, " ".join(words[4] for words in nodes), path_words))
-        db.executemany(
-            "INSERT INTO search(search, rowid, name, qualified_name, signature, doc, body, path)"
-            " VALUES ('delete', ?, ?, ?, ?, ?, ?, ?)",
-            search_rows,
-        )
-        db.executemany(
-            "INSERT INTO file_search(file_search, rowid, body, path) VALUES ('delete', ?, ?, ?)",
-            file_search_rows,
-        )
-        db.executemany("DELETE FROM search_words WHERE file_id = ?", [(row[0],) for row in rows])
+        for file_id in file_ids:
+            row = db.execute(
+                "SELECT length(node_ids) FROM search_words WHERE file_id = ?", (file_id,)
+            ).fetchone()
+            if row is None:
+                continue
+            self.lexical.removed_files.add(file_id)
+            self.lexical.removed_rows += row[0] // _NODE_ID_BYTES
+            db.execute("DELETE FROM search_words WHERE file_id = ?", (file_id,))
 
     def _forget_nodes(self, gone: Iterable[tuple[int, int | None, str]]) -> None:
         """Drop what points at definitions that no longer exist; their names become dirty."""
@@ -330,13 +268,18 @@ class Batch:
         )
         if self._dirty or self._edges_dropped:
             self._db.execute("UPDATE meta SET value = '1' WHERE key = 'scores_dirty'")
+        if self.lexical:
+            self._db.execute(
+                "UPDATE meta SET value = CAST(value AS INTEGER) + 1 WHERE key = ?", (SEARCH_GENERATION_KEY,)
+            )
 
 
 class IndexWriter:
     """Applies batches, resolves references and recomputes scores on one read-write connection."""
 
-    def __init__(self, connection: sqlite3.Connection) -> None:
+    def __init__(self, connection: sqlite3.Connection, index_path: Path) -> None:
         self._db = connection
+        self._index_path = index_path
 
     def file_count(self) -> int:
         return int(self._db.execute("SELECT count(*) FROM files").fetchone()[0])
@@ -379,6 +322,34 @@ class IndexWriter:
             self._db.execute("ROLLBACK")
             raise
         self._db.execute("COMMIT")
+        if batch.lexical:
+            self._update_lexical(batch.lexical)
+
+    def _search_generation(self) -> int:
+        return int(self.meta(SEARCH_GENERATION_KEY) or 0)
+
+    def _update_lexical(self, changes: lexical.LexicalChanges) -> None:
+        """Bring the lexical index to the generation just committed: in place when it holds the one
+        before and the change is worth applying in place, else built again from search_words."""
+        generation = self._search_generation()
+        index = lexical.open_or_create(self._index_path)
+        if index.state().generation == generation - 1 and not index.needs_rebuild(changes):
+            index.apply(changes, generation)
+        else:
+            self.rebuild_lexical()
+
+    def rebuild_lexical(self) -> None:
+        """Build the lexical index again from search_words, at the generation they are at."""
+        lexical.build(self._db, self._index_path, SEARCH_GENERATION_KEY)
+
+    def check_lexical(self) -> bool:
+        """Build the lexical index again if it does not hold SQLite's generation (a process killed
+        between the two commits, a missing or unreadable folder); whether it had to."""
+        state = lexical.open_or_create(self._index_path).state()
+        if state.generation == self._search_generation():
+            return False
+        self.rebuild_lexical()
+        return True
 
     def scores_dirty(self) -> bool:
         row = self._db.execute("SELECT value FROM meta WHERE key = 'scores_dirty'").fetchone()
@@ -615,25 +586,13 @@ class IndexWriter:
         return len(node_ids)
 
     def compact_search(self) -> None:
-        """Merge each full-text index into one segment.
-
-        Every batch adds segments, and a re-indexed or deleted file leaves its old entries behind as
-        delete markers until a merge reaches them: after 114 django branch switches the symbol index
-        carried 64 MB of them and its BM25 queries ran 1.7x slower than after this (1.8 s on django).
-        """
-        db = self._db
-        db.execute("BEGIN IMMEDIATE")
-        try:
-            db.execute("INSERT INTO search(search) VALUES('optimize')")
-            db.execute("INSERT INTO file_search(file_search) VALUES('optimize')")
-        except BaseException:
-            db.execute("ROLLBACK")
-            raise
-        db.execute("COMMIT")
+        """Build the lexical index again if its statistics still count deleted rows, so that it
+        answers exactly as a fresh index would (store/lexical.py)."""
+        if lexical.open_or_create(self._index_path).state().deleted_rows:
+            self.rebuild_lexical()
 
     def reclaim_space(self) -> bool:
-        """Merge the full-text indexes and rewrite the file without its free pages if they pass the
-        thresholds; whether it did.
+        """Rewrite the file without its free pages if they pass the thresholds; whether it did.
 
         VACUUM costs time in the size of what is kept, so callers run it off the request path; in
         WAL mode the file shrinks at the checkpoint that follows, which readers may postpone.
@@ -647,9 +606,6 @@ class IndexWriter:
             or free_pages < VACUUM_MIN_FREE_FRACTION * page_count
         ):
             return False
-        # The full-text indexes keep a deleted file's entries until a merge: without one, 2.1 of the
-        # 2.3 MB left after a big file's 8 MB of index was vacuumed away were its entries.
-        self.compact_search()
         db.execute("VACUUM")
         db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
         return True

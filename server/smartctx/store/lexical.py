@@ -1,0 +1,360 @@
+"""The lexical index: BM25 over every definition and over every whole file, in tantivy.
+
+It is derived data. ``search_words`` in SQLite holds every row's words (rows.py); this index is built
+from them and updated after each batch, never from a parse. Each of its two tantivy indexes carries,
+in one marker document committed with every change, the index generation (``meta``
+``search_generation``) it holds; when that is not SQLite's (a process killed between the two
+commits, an index file copied without this folder), the writer builds it again from
+``search_words``.
+
+Scoring follows FTS5's ``bm25()``, which it replaces (design.md §7, ``bench/search_engines.py``):
+one field holds each column's words repeated by the column's weight, so a term's frequency there is
+the weighted sum of its counts per column under a single saturation, as FTS5 computed it; only the
+length norm differs (of the weighted text here, of the plain text in FTS5). A query is a disjunction
+of term queries boosted by each term's weight, which tantivy answers top-k with block-max WAND: on
+django's SWE-bench Lite tasks the lexical calls of a request went from p95 165 ms to 2 ms.
+
+Tantivy counts a deleted document in its statistics (document frequency, average length) until a
+merge drops it, and its Python binding cannot ask for one: after updates the scores drift from those
+of a fresh build (re-indexing 1 % of django's files left 99.9 % of each top 50 in place, but no
+answer identical). :meth:`LexicalIndex.apply` therefore builds the index again instead of updating
+it when it is small or once deletions reach ``REBUILD_DELETED_SHARE`` of its rows, and the
+writer's compaction does so whenever it holds deletions: a compacted index answers exactly as a
+fresh one.
+"""
+
+from __future__ import annotations
+
+import shutil
+import sqlite3
+import threading
+import time
+from array import array
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import ClassVar
+
+import tantivy
+
+from smartctx.store.rows import NodeWords, unpack_search_words
+
+# The folder beside the index file (``index-v1.sqlite.lexical-v1``): its version is part of its name,
+# like the index file's, so another layout is built next to it rather than misread.
+LEXICAL_VERSION = 1
+# The column weights FTS5's bm25() was given, now the number of times each column's words are
+# repeated: a definition's name counts ten times its body, its qualified name four, and so on.
+SYMBOL_COLUMN_REPEATS = (10, 4, 2, 1, 1, 2)  # name, qualified name, signature, doc, body, path
+FILE_COLUMN_REPEATS = (1, 3)  # body, path
+# Below this many rows a build costs less than a tenth of a second, so every change builds the index
+# again and it always answers exactly as a fresh one would.
+REBUILD_BELOW_ROWS = 5_000
+# Above it, changes are applied in place until the deleted rows still counted reach this share.
+REBUILD_DELETED_SHARE = 0.10
+# Memory for tantivy's writer: enough for django's 43k rows in one segment, released after each batch.
+WRITER_HEAP_BYTES = 64 * 1024 * 1024
+# A top-k is asked for this many more hits than wanted, so that ties at the cut can be ordered by id
+# (as FTS5's ``ORDER BY rank, rowid`` did) rather than by where tantivy stored them.
+TIE_MARGIN = 32
+# How long a reader waits for the lexical index to reach its snapshot's generation (a writer between
+# its two commits) before it answers from the one it has.
+GENERATION_WAIT_S = 0.2
+_GENERATION_POLL_S = 0.005
+
+_SYMBOLS = "symbols"
+_FILES = "files"
+_TOKENIZER = "words"
+_MARKER = 1
+
+
+class LexicalIndexMissingError(Exception):
+    """The lexical index folder is missing or unreadable; the writer builds it on open."""
+
+
+@dataclass(frozen=True, slots=True)
+class LexicalHit:
+    row_id: int
+    score: float
+
+
+def lexical_dir(index_path: Path) -> Path:
+    return index_path.with_name(f"{index_path.name}.lexical-v{LEXICAL_VERSION}")
+
+
+def _schema() -> tantivy.Schema:
+    builder = tantivy.SchemaBuilder()
+    builder.add_integer_field("id", stored=False, indexed=False, fast=True)
+    builder.add_integer_field("file", stored=False, indexed=True)
+    builder.add_integer_field("marker", stored=False, indexed=True)
+    builder.add_integer_field("deleted", stored=False, indexed=False, fast=True)
+    builder.add_text_field("words", stored=False, tokenizer_name=_TOKENIZER, index_option="freq")
+    return builder.build()
+
+
+_SCHEMA = _schema()
+
+
+def _register(index: tantivy.Index) -> tantivy.Index:
+    """Words are stored lowercase and already split (core/identifiers.py); the tokenizer folds case and
+    accents as FTS5's ``unicode61 remove_diacritics 2`` did."""
+    index.register_tokenizer(
+        _TOKENIZER,
+        tantivy.TextAnalyzerBuilder(tantivy.Tokenizer.simple())
+        .filter(tantivy.Filter.lowercase())
+        .filter(tantivy.Filter.ascii_fold())
+        .build(),
+    )
+    return index
+
+
+def _weighted(columns: Sequence[str], repeats: Sequence[int]) -> str:
+    return " ".join(" ".join([words] * times) for words, times in zip(columns, repeats, strict=True) if words)
+
+
+def symbol_text(words: Sequence[str], path_words: str) -> str:
+    return _weighted((*words, path_words), SYMBOL_COLUMN_REPEATS)
+
+
+def file_text(nodes: Sequence[Sequence[str]], path_words: str) -> str:
+    return _weighted((" ".join(words[4] for words in nodes), path_words), FILE_COLUMN_REPEATS)
+
+
+@dataclass
+class LexicalChanges:
+    """What one batch changed: files whose rows go, then rows that come (in that order, so a file
+    re-indexed in the batch loses its old rows and keeps its new ones)."""
+
+    removed_files: set[int] = field(default_factory=set)
+    removed_rows: int = 0
+    symbols: list[tuple[int, int, str]] = field(default_factory=list)  # (node id, file id, text)
+    files: list[tuple[int, str]] = field(default_factory=list)  # (file id, text)
+
+    def __bool__(self) -> bool:
+        return bool(self.removed_files or self.symbols or self.files)
+
+
+class LexicalReader:
+    """Top-k BM25 and document frequencies over one searcher of each tantivy index."""
+
+    def __init__(self, symbols: tantivy.Searcher, files: tantivy.Searcher) -> None:
+        self._symbols = symbols
+        self._files = files
+
+    def search_symbols(self, weighted_terms: Mapping[str, int], limit: int) -> list[LexicalHit]:
+        return _top(self._symbols, weighted_terms, limit)
+
+    def search_files(self, weighted_terms: Mapping[str, int], limit: int) -> list[LexicalHit]:
+        return _top(self._files, weighted_terms, limit)
+
+    def document_count(self, term: str) -> int:
+        """Definitions holding ``term`` in any column."""
+        return int(self._symbols.doc_freq("words", term))
+
+
+def _top(searcher: tantivy.Searcher, weighted_terms: Mapping[str, int], limit: int) -> list[LexicalHit]:
+    """The ``limit`` best rows, best first, ties by id; every tie at the cut is fetched before cutting."""
+    if limit <= 0 or not weighted_terms:
+        return []
+    query = tantivy.Query.boolean_query(
+        [
+            (
+                tantivy.Occur.Should,
+                tantivy.Query.boost_query(tantivy.Query.term_query(_SCHEMA, "words", term), float(weight)),
+            )
+            for term, weight in sorted(weighted_terms.items())
+        ]
+    )
+    wanted = limit + TIE_MARGIN
+    while True:
+        hits = searcher.search(query, limit=wanted, count=False).hits
+        ids = searcher.fast_field_values("id", [address for _, address in hits])
+        ranked = sorted((-score, _row_id(row_id)) for (score, _), row_id in zip(hits, ids, strict=True))
+        # Fewer hits than asked for: that is every match. Otherwise the last one must score below
+        # the one at the cut, or a tie there may reach past what was fetched.
+        if len(hits) < wanted or len(ranked) <= limit or ranked[-1][0] > ranked[limit - 1][0]:
+            return [LexicalHit(row_id, -negated) for negated, row_id in ranked[:limit]]
+        wanted *= 2
+
+
+def _row_id(value: int | float | None) -> int:
+    """An ``id`` fast-field value: every document of the index has one, and it is an integer."""
+    if not isinstance(value, int):
+        raise LexicalIndexMissingError(f"the lexical index holds a document without an id ({value!r})")
+    return value
+
+
+@dataclass(frozen=True, slots=True)
+class LexicalState:
+    """What the marker documents say: the generation both indexes hold (None if they disagree or
+    have none), and how many deleted rows their statistics still count."""
+
+    generation: int | None
+    deleted_rows: int
+
+
+class LexicalIndex:
+    """The two tantivy indexes beside one SQLite index file, for one process.
+
+    Readers share the opened indexes (each snapshot takes a searcher of the latest commit); the
+    writer is the process holding SQLite's write lock, and opens tantivy's writer per batch.
+    """
+
+    _opened: ClassVar[dict[Path, LexicalIndex]] = {}
+    _opened_lock: ClassVar[threading.Lock] = threading.Lock()
+
+    def __init__(self, folder: Path) -> None:
+        self.folder = folder
+        self._symbols = _register(tantivy.Index.open(str(folder / _SYMBOLS)))
+        self._files = _register(tantivy.Index.open(str(folder / _FILES)))
+
+    @classmethod
+    def for_index(cls, index_path: Path) -> LexicalIndex:
+        """The process's handle on the lexical index of ``index_path``; raises
+        LexicalIndexMissingError when there is none to open."""
+        folder = lexical_dir(index_path)
+        with cls._opened_lock:
+            found = cls._opened.get(folder)
+            if found is None:
+                try:
+                    found = cls(folder)
+                except ValueError as error:
+                    raise LexicalIndexMissingError(f"no lexical index in {folder}: {error}") from error
+                cls._opened[folder] = found
+            return found
+
+    @classmethod
+    def forget(cls, index_path: Path) -> None:
+        with cls._opened_lock:
+            cls._opened.pop(lexical_dir(index_path), None)
+
+    def reader(self, generation: int) -> LexicalReader:
+        """Searchers of the latest commits, waiting briefly while either holds an older generation
+        than ``generation`` (a writer between its SQLite and its tantivy commit). A newer one is
+        taken at once: tantivy keeps no older commit to go back to, and waiting would not bring one."""
+        deadline = time.monotonic() + GENERATION_WAIT_S
+        while True:
+            self._symbols.reload()
+            self._files.reload()
+            symbols, files = self._symbols.searcher(), self._files.searcher()
+            held = (_marker(symbols)[0], _marker(files)[0])
+            if (
+                all(found is not None and found >= generation for found in held)
+                or time.monotonic() >= deadline
+            ):
+                return LexicalReader(symbols, files)
+            time.sleep(_GENERATION_POLL_S)
+
+    def state(self) -> LexicalState:
+        self._symbols.reload()
+        self._files.reload()
+        symbols, files = self._symbols.searcher(), self._files.searcher()
+        (generation, deleted), (file_generation, _) = _marker(symbols), _marker(files)
+        return LexicalState(generation if generation == file_generation else None, deleted)
+
+    def rows(self) -> int:
+        """Definitions the index holds (the marker document aside)."""
+        self._symbols.reload()
+        return max(0, int(self._symbols.searcher().num_docs) - 1)
+
+    def apply(self, changes: LexicalChanges, generation: int, *, rebuild: bool = False) -> None:
+        """Commit one batch's changes (with ``rebuild``, replace everything with them), files first
+        and then definitions. The generation marker goes into each commit, so a reader sees each
+        index at one generation or the other, never between."""
+        deleted = 0 if rebuild else self.state().deleted_rows + changes.removed_rows
+        for index, added in (
+            (self._files, [(file_id, file_id, text) for file_id, text in changes.files]),
+            (self._symbols, changes.symbols),
+        ):
+            writer = index.writer(heap_size=WRITER_HEAP_BYTES, num_threads=1)
+            if rebuild:
+                writer.delete_all_documents()
+            else:
+                for file_id in sorted(changes.removed_files):
+                    writer.delete_documents_by_term("file", file_id)
+                writer.delete_documents_by_term("marker", _MARKER)
+            for row_id, file_id, text in added:
+                writer.add_document(tantivy.Document(id=row_id, file=file_id, words=text))
+            writer.add_document(tantivy.Document(id=generation, marker=_MARKER, deleted=deleted))
+            writer.commit()
+            writer.wait_merging_threads()
+
+    def needs_rebuild(self, changes: LexicalChanges) -> bool:
+        """Whether this batch is better applied as a rebuild: the index is small enough that a
+        build costs little, or the deleted rows its statistics count would pass
+        ``REBUILD_DELETED_SHARE`` of it."""
+        rows = self.rows()
+        if rows < REBUILD_BELOW_ROWS:
+            return True
+        deleted = self.state().deleted_rows + changes.removed_rows
+        return deleted > REBUILD_DELETED_SHARE * rows
+
+
+def _marker(searcher: tantivy.Searcher) -> tuple[int | None, int]:
+    """(generation, deleted rows) from an index's marker document, (None, 0) without one."""
+    hits = searcher.search(tantivy.Query.term_query(_SCHEMA, "marker", _MARKER), limit=1, count=False).hits
+    if not hits:
+        return None, 0
+    addresses = [address for _, address in hits]
+    (generation,) = searcher.fast_field_values("id", addresses)
+    (deleted,) = searcher.fast_field_values("deleted", addresses)
+    return (None if generation is None else int(generation)), int(deleted or 0)
+
+
+def _stored_rows(db: sqlite3.Connection) -> Iterator[tuple[int, array[int], str, list[NodeWords]]]:
+    for file_id, packed_ids, packed_words in db.execute(
+        "SELECT file_id, node_ids, words FROM search_words ORDER BY file_id"
+    ):
+        node_ids = array("q")
+        node_ids.frombytes(packed_ids)
+        path_words, nodes = unpack_search_words(packed_words)
+        yield file_id, node_ids, path_words, nodes
+
+
+def all_rows(db: sqlite3.Connection) -> LexicalChanges:
+    """Every row of ``search_words`` that ``db`` sees, as changes that add them."""
+    changes = LexicalChanges()
+    for file_id, node_ids, path_words, nodes in _stored_rows(db):
+        changes.files.append((file_id, file_text(nodes, path_words)))
+        changes.symbols.extend(
+            (node_id, file_id, symbol_text(words, path_words))
+            for node_id, words in zip(node_ids, nodes, strict=True)
+        )
+    return changes
+
+
+def build(db: sqlite3.Connection, index_path: Path, generation_key: str) -> None:
+    """Build the lexical index of ``index_path`` from the search_words rows ``db`` sees, at the
+    generation its meta row ``generation_key`` holds (0 without one), in one read transaction."""
+    db.execute("BEGIN")
+    try:
+        row = db.execute("SELECT value FROM meta WHERE key = ?", (generation_key,)).fetchone()
+        generation = int(row[0]) if row is not None else 0
+        rows = all_rows(db)
+    finally:
+        db.execute("COMMIT")
+    open_or_create(index_path).apply(rows, generation, rebuild=True)
+
+
+def open_or_create(index_path: Path) -> LexicalIndex:
+    """The lexical index of ``index_path``, created empty (no generation) when it is missing or
+    unreadable: it is rebuilt from SQLite, never repaired."""
+    try:
+        return LexicalIndex.for_index(index_path)
+    except LexicalIndexMissingError:
+        remove(index_path)
+    folder = lexical_dir(index_path)
+    for name in (_SYMBOLS, _FILES):
+        (folder / name).mkdir(parents=True)
+        _register(tantivy.Index(_SCHEMA, path=str(folder / name)))
+    return LexicalIndex.for_index(index_path)
+
+
+def remove(index_path: Path) -> None:
+    """Delete the lexical index of ``index_path`` (a new index file starts without one)."""
+    LexicalIndex.forget(index_path)
+    shutil.rmtree(lexical_dir(index_path), ignore_errors=True)
+
+
+def folder_bytes(index_path: Path) -> int:
+    folder = lexical_dir(index_path)
+    return sum(path.stat().st_size for path in folder.rglob("*") if path.is_file()) if folder.exists() else 0

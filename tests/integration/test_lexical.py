@@ -1,0 +1,149 @@
+"""The lexical index (tantivy, beside the SQLite file) is derived data: whatever happens to it or
+between its commit and SQLite's, the next writer makes it answer exactly as a fresh index would."""
+
+from __future__ import annotations
+
+import shutil
+import signal
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from index_dump import assert_same_index, dump, fresh_dump
+from smartctx.indexing.indexer import IndexConfig, Indexer
+from smartctx.store import lexical
+from smartctx.store.database import SEARCH_GENERATION_KEY
+from smartctx.store.index_store import IndexStore
+
+SERVER = Path(__file__).resolve().parents[2] / "server"
+
+
+def workspace(root: Path, files: int) -> None:
+    for number in range(files):
+        path = root / f"pkg/mod_{number}.py"
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(
+            f"def parse_{number}(value):\n    return render_{number}(value)\n\n"
+            f"def render_{number}(value):\n    '''Render the value.'''\n    return value\n"
+        )
+
+
+def generations(index_path: Path) -> tuple[int, int | None]:
+    """(SQLite's search generation, the one the lexical index holds), read without a writer."""
+    import sqlite3
+
+    db = sqlite3.connect(f"{index_path.as_uri()}?mode=ro", uri=True)
+    try:
+        (value,) = db.execute("SELECT value FROM meta WHERE key = ?", (SEARCH_GENERATION_KEY,)).fetchone()
+    finally:
+        db.close()
+    return int(value), lexical.LexicalIndex(lexical.lexical_dir(index_path)).state().generation
+
+
+def test_killed_between_the_two_commits_the_next_writer_rebuilds_it(tmp_path: Path) -> None:
+    root, index_dir = tmp_path / "ws", tmp_path / "idx"
+    workspace(root, 6)
+    store = IndexStore(root, index_dir)
+    Indexer(root, store, IndexConfig(workers=0)).reconcile()
+    store.close()
+    (root / "pkg/mod_2.py").write_text("def checkout_basket(order):\n    return order\n")
+    (root / "pkg/mod_5.py").unlink()
+    # The child indexes the change and kills itself with SIGKILL at the moment it would commit the
+    # lexical index: SQLite holds the batch, the lexical index the state before it.
+    child = textwrap.dedent(
+        f"""
+        import os, signal
+        from pathlib import Path
+        from smartctx.indexing.indexer import IndexConfig, Indexer
+        from smartctx.store import lexical
+        from smartctx.store.index_store import IndexStore
+
+        def killed(*args, **kwargs):
+            os.kill(os.getpid(), signal.SIGKILL)
+
+        lexical.LexicalIndex.apply = killed
+        store = IndexStore(Path({str(root)!r}), Path({str(index_dir)!r}))
+        Indexer(Path({str(root)!r}), store, IndexConfig(workers=0)).reconcile()
+        """
+    )
+    process = subprocess.run(
+        [sys.executable, "-c", child], env={"PYTHONPATH": str(SERVER)}, capture_output=True, timeout=120
+    )
+    assert process.returncode == -signal.SIGKILL, process.stderr.decode()
+    sqlite_generation, lexical_generation = generations(index_dir / "index-v1.sqlite")
+    assert lexical_generation is not None and lexical_generation < sqlite_generation
+
+    live = IndexStore(root, index_dir)
+    try:
+        assert generations(live.path) == (sqlite_generation, sqlite_generation)
+        with live.snapshot() as snapshot:
+            found = {hit.node_id for hit in snapshot.search({"basket": 1}, 10)}
+            assert [node.qualified_name for node in snapshot.nodes(found)] == ["checkout_basket"]
+            parsers = snapshot.paths_of(hit.node_id for hit in snapshot.search({"parse": 1}, 100))
+            assert sorted(set(parsers.values())) == [f"pkg/mod_{number}.py" for number in (0, 1, 3, 4)]
+        # The next run also finishes the resolution and scores the killed one left pending.
+        Indexer(root, live, IndexConfig(workers=0)).reconcile()
+        with live.snapshot() as snapshot:
+            live_dump = dump(snapshot, with_search=True)
+    finally:
+        live.close()
+    assert_same_index(live_dump, fresh_dump(root, tmp_path / "fresh"))
+
+
+@pytest.mark.parametrize("damage", ["deleted", "emptied"])
+def test_a_missing_or_broken_lexical_index_is_built_again_from_sqlite(tmp_path: Path, damage: str) -> None:
+    root, index_dir = tmp_path / "ws", tmp_path / "idx"
+    workspace(root, 4)
+    store = IndexStore(root, index_dir)
+    Indexer(root, store, IndexConfig(workers=0)).reconcile()
+    store.close()
+    folder = lexical.lexical_dir(index_dir / "index-v1.sqlite")
+    lexical.LexicalIndex.forget(index_dir / "index-v1.sqlite")
+    if damage == "deleted":
+        shutil.rmtree(folder)
+    else:
+        for meta in folder.rglob("meta.json"):
+            meta.write_text("")
+    live = IndexStore(root, index_dir)
+    try:
+        with live.snapshot() as snapshot:
+            live_dump = dump(snapshot, with_search=True)
+    finally:
+        live.close()
+    assert_same_index(live_dump, fresh_dump(root, tmp_path / "fresh"))
+
+
+def test_updates_in_place_find_what_a_fresh_index_finds_and_compaction_makes_it_exact(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A large index is updated in place; its statistics then still count deleted rows, so only the
+    hits are the fresh index's until compaction builds it again."""
+    monkeypatch.setattr(lexical, "REBUILD_BELOW_ROWS", 0)
+    monkeypatch.setattr(lexical, "REBUILD_DELETED_SHARE", 1.0)
+    root, index_dir = tmp_path / "ws", tmp_path / "idx"
+    workspace(root, 8)
+    store = IndexStore(root, index_dir)
+    try:
+        indexer = Indexer(root, store, IndexConfig(workers=0))
+        indexer.reconcile()
+        (root / "pkg/mod_1.py").write_text("def render_total(cart):\n    return parse_3(cart)\n")
+        (root / "pkg/mod_6.py").unlink()
+        indexer.reconcile()
+        assert lexical.open_or_create(store.path).state().deleted_rows > 0
+        fresh = fresh_dump(root, tmp_path / "fresh")
+        with store.snapshot() as snapshot:
+            in_place = dump(snapshot, with_search=True)
+        assert in_place.search.keys() == fresh.search.keys()
+        for word, (hits, files) in in_place.search.items():
+            fresh_hits, fresh_files = fresh.search[word]
+            assert sorted(hit[:2] for hit in hits) == sorted(hit[:2] for hit in fresh_hits), word
+            assert sorted(path for path, _ in files) == sorted(path for path, _ in fresh_files), word
+        store.writer.compact_search()
+        assert lexical.open_or_create(store.path).state().deleted_rows == 0
+        with store.snapshot() as snapshot:
+            assert_same_index(dump(snapshot, with_search=True), fresh)
+    finally:
+        store.close()
