@@ -98,6 +98,9 @@ class Selection:
     summaries: tuple[ScoredNode, ...]
     # Further likely files that no body or summary comes from, best first.
     files: tuple[RankedFile, ...] = ()
+    # How many summaries the pack may show: a body that does not fit the budget is shown as a
+    # summary instead, within this limit (None: no limit beyond the budget).
+    max_summaries: int | None = None
 
 
 def diversify(
@@ -162,7 +165,7 @@ def diversify(
     summaries.sort(key=lambda item: (-item.score, item.node.id))
     shown_files = {item.node.path for item in (*bodies, *summaries)}
     further = tuple(file for file in files if file.path not in shown_files)[: limits.max_files]
-    return Selection(tuple(bodies), tuple(summaries), further)
+    return Selection(tuple(bodies), tuple(summaries), further, max_summaries)
 
 
 def _discounted(item: ScoredNode, shown: Counter[str]) -> float:

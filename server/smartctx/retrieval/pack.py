@@ -3,12 +3,13 @@
 The budget is filled in order: bodies (while shares of the budget stay kept for summaries and the
 file map), then summaries (while the file map's share stays kept), then the file map, one line per
 further likely file, to the end of the budget. Every emitted token (the header, each item's heading
-and fence, the code, the summaries, the map) is counted
-with the real tokenizer, and the budget is never exceeded. A body that does not fit is cut at a
-line boundary, or skipped with a ``body-skipped`` warning, and packing goes on with the next item:
-one large class never empties a pack. A summary too long for the whole budget is skipped with a
-``summary-skipped`` warning. Bodies are read from the files now; a definition that changed since
-indexing is found again or dropped with a warning, so the text always matches its citation.
+and fence, the code, the summaries, the map) is counted with the real tokenizer, and the budget is
+never exceeded. A body that does not fit is cut at a line boundary, or skipped with a
+``body-skipped`` warning and shown by its signature among the summaries instead, and packing goes on
+with the next item: one large class never empties a pack. A summary too long for the whole budget is
+skipped with a ``summary-skipped`` warning. Bodies are read from the files now; a definition that
+changed since indexing is found again or dropped with a warning, so the text always matches its
+citation.
 """
 
 from __future__ import annotations
@@ -159,6 +160,9 @@ def pack(
     reserve += int(budget_tokens * IMPACT_SHARE) if impact is not None else 0
     reserve += map_reserve
     body_cap = max(1, int(budget_tokens * MAX_BODY_SHARE))
+    # Bodies that do not fit: their signatures are worth a summary line, and they outrank the
+    # summaries (they were chosen as bodies first).
+    demoted: list[ScoredNode] = []
     files: dict[str, tuple[bytes, list[int]] | None] = {}
     for item in selection.bodies if include_blobs else ():
         located = current_source(item.node, sources, warnings, files)
@@ -181,10 +185,12 @@ def pack(
                 warnings.append(
                     Warning(
                         "body-skipped",
-                        f"{tokens} tokens, and its first {MIN_CUT_LINES} lines do not fit the {room} left",
+                        f"{tokens} tokens, and its first {MIN_CUT_LINES} lines do not fit the {room} left;"
+                        " listed with the summaries instead",
                         node_id(item.node),
                     )
                 )
+                demoted.append(item)
                 continue
             block, tokens, end, text = cut
             warnings.append(
@@ -214,12 +220,13 @@ def pack(
         used += impact_tokens
     summary_lines: list[str] = []
     summaries: list[SummaryItem] = []
-    if selection.summaries:
+    to_summarise = with_demoted(selection.summaries, demoted, selection.max_summaries)
+    if to_summarise:
         used += counter.count(SUMMARIES_HEADING)
         # A summary longer than everything the header leaves can never be packed in this budget,
         # which says more than the usual trimming at the end of the list.
         summary_room = budget_tokens - counter.count(head) - counter.count(SUMMARIES_HEADING)
-        for item in selection.summaries:
+        for item in to_summarise:
             line, _ = redact(summary_line(item))
             tokens = counter.count(line)
             if used + tokens > budget_tokens - map_reserve:
@@ -268,6 +275,17 @@ def pack(
         total = counter.count(text)
         trimmed = True
     return Packed(text, bodies, summaries, total, trimmed, warnings, shown_impact, file_map)
+
+
+def with_demoted(
+    summaries: Sequence[ScoredNode], demoted: Sequence[ScoredNode], limit: int | None
+) -> list[ScoredNode]:
+    """The summaries to pack: the chosen ones and the bodies that did not fit, best score first
+    (ties by id, as diversify orders them), at most ``limit``."""
+    if not demoted:
+        return list(summaries)
+    merged = sorted([*summaries, *demoted], key=lambda item: (-item.score, item.node.id))
+    return merged if limit is None else merged[:limit]
 
 
 def current_source(
