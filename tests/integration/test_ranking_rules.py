@@ -346,3 +346,15 @@ def test_the_best_file_shows_more_of_its_definitions_as_the_budget_grows(
     # One file never takes every body slot.
     capped = ledger_pack(ledger, counter, budget_tokens=16000, max_bodies=3)
     assert most_bodies_from_one_file(capped) == 2
+
+
+@pytest.mark.parametrize("budget", [1500, 3000, 8000])
+def test_a_file_whose_summaries_the_budget_cut_is_named_in_the_file_map(
+    ledger: tuple[Path, IndexStore], counter: TokenCounter, budget: int
+) -> None:
+    # The ledger's files match alike and rank by path; the budget cuts the last chosen summaries.
+    pack = ledger_pack(ledger, counter, budget_tokens=budget)
+    shown = {item.file_path for item in (*pack.bodies, *pack.summaries)}
+    mapped = [entry.file_path for entry in pack.file_map]
+    named = sorted(shown | set(mapped))
+    assert mapped and named == [f"accounts/ledger_{number:02d}.py" for number in range(len(named))]

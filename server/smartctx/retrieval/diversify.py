@@ -106,11 +106,13 @@ def limits_for(options: ContextOptions) -> Limits:
 class Selection:
     bodies: tuple[ScoredNode, ...]
     summaries: tuple[ScoredNode, ...]
-    # Further likely files that no body or summary comes from, best first.
+    # Further likely files that no body comes from, best first: the file map lists those of them
+    # that the packed summaries do not show either, at most ``max_files``.
     files: tuple[RankedFile, ...] = ()
     # How many summaries the pack may show: a body that does not fit the budget is shown as a
     # summary instead, within this limit (None: no limit beyond the budget).
     max_summaries: int | None = None
+    max_files: int | None = None
 
 
 def diversify(
@@ -173,9 +175,13 @@ def diversify(
         summaries.append(chosen)
         shown[chosen.node.path] += 1
     summaries.sort(key=lambda item: (-item.score, item.node.id))
-    shown_files = {item.node.path for item in (*bodies, *summaries)}
-    further = tuple(file for file in files if file.path not in shown_files)[: limits.max_files]
-    return Selection(tuple(bodies), tuple(summaries), further, max_summaries)
+    # Files shown by summaries alone stay listed: the budget may cut all of their summaries, and the
+    # pack then names them in the map instead (it skips the files it did show).
+    body_files = {item.node.path for item in bodies}
+    summary_files = {item.node.path for item in summaries} - body_files
+    further = tuple(file for file in files if file.path not in body_files)
+    further = further[: limits.max_files + len(summary_files)]
+    return Selection(tuple(bodies), tuple(summaries), further, max_summaries, limits.max_files)
 
 
 def _discounted(item: ScoredNode, shown: Counter[str]) -> float:

@@ -155,7 +155,10 @@ def pack(
     trimmed = False
     body_blocks: list[str] = []
     bodies: list[BodyItem] = []
-    map_reserve = int(budget_tokens * FILE_MAP_RESERVE_SHARE) if selection.files else 0
+    # The map's share is kept when it has a file to list beyond those the chosen summaries show.
+    chosen_files = {item.node.path for item in selection.summaries}
+    has_further = any(file.path not in chosen_files for file in selection.files)
+    map_reserve = int(budget_tokens * FILE_MAP_RESERVE_SHARE) if has_further else 0
     reserve = int(budget_tokens * SUMMARY_RESERVE_SHARE) if selection.summaries else 0
     reserve += int(budget_tokens * IMPACT_SHARE) if impact is not None else 0
     reserve += map_reserve
@@ -246,7 +249,9 @@ def pack(
     map_lines: list[str] = []
     file_map: list[FileMapEntry] = []
     heading_tokens = counter.count(FILE_MAP_HEADING)
-    for file in selection.files:
+    shown = {item.file_path for item in bodies} | {item.file_path for item in summaries}
+    unshown = [file for file in selection.files if file.path not in shown]
+    for file in unshown if selection.max_files is None else unshown[: selection.max_files]:
         line, _ = redact(file_map_line(file))
         tokens = counter.count(line)
         # The map is a tail of the pack: the budget ending it is not a trim.
