@@ -345,3 +345,25 @@ def test_a_symbol_too_big_to_pack_says_why(tmp_path: Path, counter: TokenCounter
     assert ("summary-skipped", "options.py::configure_everything") in {
         (warning.code, warning.node_id) for warning in summary_pack.warnings
     }
+
+
+def test_a_body_too_big_to_pack_is_listed_by_its_signature(tmp_path: Path, counter: TokenCounter) -> None:
+    root = tmp_path / "ws"
+    root.mkdir()
+    terms = " + ".join(f"weight_{number} * value_{number}" for number in range(12))
+    body = "".join(f"    total_{line} = {terms}\n" for line in range(40))
+    (root / "ledger.py").write_text(
+        f'def reconcile_ledger(value):\n    """Balance the ledger."""\n{body}    return value\n'
+    )
+    big_store = IndexStore(root, tmp_path / "index")
+    try:
+        Indexer(root, big_store, IndexConfig(workers=0)).reconcile()
+        pack = run(big_store, root, counter, "reconcile_ledger", budget_tokens=300)
+    finally:
+        big_store.close()
+    # The body cannot fit, so the pack still says where the definition is and what it takes.
+    assert pack.bodies == ()
+    assert [(summary.id, summary.citation) for summary in pack.summaries] == [
+        ("ledger.py::reconcile_ledger", "ledger.py:1-43")
+    ]
+    assert "reconcile_ledger(value)" in pack.text and pack.tokens_used <= 300

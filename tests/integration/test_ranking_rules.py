@@ -5,6 +5,7 @@ they use instead of taking its place."""
 from __future__ import annotations
 
 import json
+from collections import Counter
 from collections.abc import Iterator, Mapping
 from pathlib import Path
 
@@ -366,3 +367,28 @@ def test_an_inflected_prose_word_finds_the_base_form_in_code(tmp_path: Path, cou
     task = "Blueprint url_prefix is ignored when registering a nested blueprint"
     pack = pack_for(tmp_path / "ws", tmp_path / "index", BLUEPRINTS, task, counter)
     assert pack.bodies[0].id == "flask/blueprints.py::Blueprint.register"
+
+
+def test_the_best_file_shows_more_of_its_definitions_as_the_budget_grows(
+    ledger: tuple[Path, IndexStore], counter: TokenCounter
+) -> None:
+    def most_bodies_from_one_file(pack: ContextPack) -> int:
+        return max(Counter(body.file_path for body in pack.bodies).values())
+
+    packs = {budget: ledger_pack(ledger, counter, budget_tokens=budget) for budget in (4000, 8000, 16000)}
+    assert [most_bodies_from_one_file(packs[budget]) for budget in (4000, 8000, 16000)] == [3, 4, 5]
+    # One file never takes every body slot.
+    capped = ledger_pack(ledger, counter, budget_tokens=16000, max_bodies=3)
+    assert most_bodies_from_one_file(capped) == 2
+
+
+@pytest.mark.parametrize("budget", [1500, 3000, 8000])
+def test_a_file_whose_summaries_the_budget_cut_is_named_in_the_file_map(
+    ledger: tuple[Path, IndexStore], counter: TokenCounter, budget: int
+) -> None:
+    # The ledger's files match alike and rank by path; the budget cuts the last chosen summaries.
+    pack = ledger_pack(ledger, counter, budget_tokens=budget)
+    shown = {item.file_path for item in (*pack.bodies, *pack.summaries)}
+    mapped = [entry.file_path for entry in pack.file_map]
+    named = sorted(shown | set(mapped))
+    assert mapped and named == [f"accounts/ledger_{number:02d}.py" for number in range(len(named))]

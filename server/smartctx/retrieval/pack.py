@@ -3,12 +3,13 @@
 The budget is filled in order: bodies (while shares of the budget stay kept for summaries and the
 file map), then summaries (while the file map's share stays kept), then the file map, one line per
 further likely file, to the end of the budget. Every emitted token (the header, each item's heading
-and fence, the code, the summaries, the map) is counted
-with the real tokenizer, and the budget is never exceeded. A body that does not fit is cut at a
-line boundary, or skipped with a ``body-skipped`` warning, and packing goes on with the next item:
-one large class never empties a pack. A summary too long for the whole budget is skipped with a
-``summary-skipped`` warning. Bodies are read from the files now; a definition that changed since
-indexing is found again or dropped with a warning, so the text always matches its citation.
+and fence, the code, the summaries, the map) is counted with the real tokenizer, and the budget is
+never exceeded. A body that does not fit is cut at a line boundary, or skipped with a
+``body-skipped`` warning and shown by its signature among the summaries instead, and packing goes on
+with the next item: one large class never empties a pack. A summary too long for the whole budget is
+skipped with a ``summary-skipped`` warning. Bodies are read from the files now; a definition that
+changed since indexing is found again or dropped with a warning, so the text always matches its
+citation.
 """
 
 from __future__ import annotations
@@ -166,11 +167,17 @@ def pack(
     trimmed = False
     body_blocks: list[tuple[str, ...]] = []
     bodies: list[BodyItem] = []
-    map_reserve = int(budget_tokens * FILE_MAP_RESERVE_SHARE) if selection.files else 0
+    # The map's share is kept when it has a file to list beyond those the chosen summaries show.
+    chosen_files = {item.node.path for item in selection.summaries}
+    has_further = any(file.path not in chosen_files for file in selection.files)
+    map_reserve = int(budget_tokens * FILE_MAP_RESERVE_SHARE) if has_further else 0
     reserve = int(budget_tokens * SUMMARY_RESERVE_SHARE) if selection.summaries else 0
     reserve += int(budget_tokens * IMPACT_SHARE) if impact is not None else 0
     reserve += map_reserve
     body_cap = max(1, int(budget_tokens * MAX_BODY_SHARE))
+    # Bodies that do not fit: their signatures are worth a summary line, and they outrank the
+    # summaries (they were chosen as bodies first).
+    demoted: list[ScoredNode] = []
     files: dict[str, tuple[bytes, list[int]] | None] = {}
     # Every body is read first, and every text the pack may show redacted in one pass (each
     # body's own warnings kept for its turn, so they come in the order of the items).
@@ -181,8 +188,13 @@ def pack(
     redacted = redact_all(
         [
             *("".join(located[2]) for _, located, _ in located_bodies if located is not None),
-            *(summary_line(item) for item in selection.summaries),
-            *(text for item in selection.summaries for text in (item.node.signature, item.node.doc)),
+            # A body that does not fit is listed with the summaries instead.
+            *(summary_line(item) for item in (*selection.summaries, *selection.bodies)),
+            *(
+                text
+                for item in (*selection.summaries, *selection.bodies)
+                for text in (item.node.signature, item.node.doc)
+            ),
             *(file_map_line(file) for file in selection.files),
         ]
     )
@@ -207,10 +219,12 @@ def pack(
                 warnings.append(
                     Warning(
                         "body-skipped",
-                        f"{tokens} tokens, and its first {MIN_CUT_LINES} lines do not fit the {room} left",
+                        f"{tokens} tokens, and its first {MIN_CUT_LINES} lines do not fit the {room} left;"
+                        " listed with the summaries instead",
                         node_id(item.node),
                     )
                 )
+                demoted.append(item)
                 continue
             block, tokens, end, text = cut
             warnings.append(
@@ -240,12 +254,13 @@ def pack(
         used += impact_tokens
     summary_lines: list[str] = []
     summaries: list[SummaryItem] = []
-    if selection.summaries:
+    to_summarise = with_demoted(selection.summaries, demoted, selection.max_summaries)
+    if to_summarise:
         used += counter.count(SUMMARIES_HEADING)
         # A summary longer than everything the header leaves can never be packed in this budget,
         # which says more than the usual trimming at the end of the list.
         summary_room = budget_tokens - counter.count(head) - counter.count(SUMMARIES_HEADING)
-        for item in selection.summaries:
+        for item in to_summarise:
             line, _ = redacted[summary_line(item)]
             tokens = counter.count(line)
             if used + tokens > budget_tokens - map_reserve:
@@ -265,7 +280,9 @@ def pack(
     map_lines: list[str] = []
     file_map: list[FileMapEntry] = []
     heading_tokens = counter.count(FILE_MAP_HEADING)
-    for file in selection.files:
+    shown = {item.file_path for item in bodies} | {item.file_path for item in summaries}
+    unshown = [file for file in selection.files if file.path not in shown]
+    for file in unshown if selection.max_files is None else unshown[: selection.max_files]:
         line, _ = redacted[file_map_line(file)]
         tokens = counter.count(line)
         # The map is a tail of the pack: the budget ending it is not a trim.
@@ -331,6 +348,17 @@ class _LineOffsets:
 
 
 _line_offsets = _LineOffsets(MAX_LINE_OFFSET_BYTES)
+
+
+def with_demoted(
+    summaries: Sequence[ScoredNode], demoted: Sequence[ScoredNode], limit: int | None
+) -> list[ScoredNode]:
+    """The summaries to pack: the chosen ones and the bodies that did not fit, best score first
+    (ties by id, as diversify orders them), at most ``limit``."""
+    if not demoted:
+        return list(summaries)
+    merged = sorted([*summaries, *demoted], key=lambda item: (-item.score, item.node.id))
+    return merged if limit is None else merged[:limit]
 
 
 def current_source(
