@@ -56,10 +56,78 @@ class ResolutionReport:
     edges: int
 
 
+# A node row as stored: (id, file id, parent id, kind, name, qualified name, start line, end line,
+# signature, doc, content hash).
+StoredNode = tuple[int, int, int | None, str, str, str, int, int, str, str, str]
+# A reference row as stored: (id, source id, kind, name, key, line); and one to store, without its id.
+StoredRef = tuple[int, int, str, str, str, int]
+NewRef = tuple[int, str, str, str, int]
+
+# References with ids from this meta value on are new since the last resolution and are resolved by
+# the next one, with the references of files marked ``refs_pending`` and those of dirty names. New
+# references always get ids from it on (never an id freed below it), so no new one is missed.
+REFS_RESOLVED_BELOW_KEY = "refs_resolved_below"
+
+
+def _imports(refs: Iterable[StoredRef | NewRef]) -> Counter[tuple[int, str, str]]:
+    """A file's imports as (source id, name, key), counted."""
+    kind = RefKind.IMPORT.value
+    return Counter((ref[-5], ref[-3], ref[-2]) for ref in refs if ref[-4] == kind)
+
+
+def _refs_difference(
+    old: list[StoredRef], new: list[NewRef]
+) -> tuple[list[tuple[int, int]], list[int], list[NewRef]]:
+    """Old and new references of one file matched by (source, kind, name, key), in line order:
+    the (new line, id) of those kept whose line moved, the ids of those gone, and those added."""
+    by_use: dict[tuple[int, str, str, str], list[StoredRef]] = defaultdict(list)
+    for stored in sorted(old, key=itemgetter(5, 0)):
+        by_use[stored[1:5]].append(stored)
+    moved: list[tuple[int, int]] = []
+    added: list[NewRef] = []
+    for ref in sorted(new, key=itemgetter(4)):
+        matches = by_use.get(ref[:4])
+        if matches:
+            kept = matches.pop(0)
+            if kept[5] != ref[4]:
+                moved.append((ref[4], kept[0]))
+        else:
+            added.append(ref)
+    removed = [stored[0] for matches in by_use.values() for stored in matches]
+    return moved, removed, added
+
+
+@dataclass
+class _Previous:
+    """What the index holds for a file about to be indexed again, to write only the difference.
+
+    ``words`` and ``file_values`` are the values of its full-text rows (a node's five search columns
+    and the path's words; the file's body and path words); they are empty when those rows already
+    left (a batch whose parsers run in worker processes drops them up front).
+    """
+
+    # By identity: (kind, qualified name, occurrence).
+    nodes: dict[tuple[str, str, int], StoredNode]
+    words: dict[int, tuple[str, ...]]
+    file_values: tuple[str, str] | None
+    # (parent id, child id) of the file's containment edges.
+    contains: set[tuple[int, int]]
+    refs: list[StoredRef]
+
+    @staticmethod
+    def empty() -> _Previous:
+        return _Previous({}, {}, None, set(), [])
+
+
 _INSERT_SEARCH = (
     "INSERT INTO search(rowid, name, qualified_name, signature, doc, body, path) VALUES (?, ?, ?, ?, ?, ?, ?)"
 )
 _INSERT_FILE_SEARCH = "INSERT INTO file_search(rowid, body, path) VALUES (?, ?, ?)"
+_DELETE_SEARCH = (
+    "INSERT INTO search(search, rowid, name, qualified_name, signature, doc, body, path)"
+    " VALUES ('delete', ?, ?, ?, ?, ?, ?, ?)"
+)
+_DELETE_FILE_SEARCH = "INSERT INTO file_search(file_search, rowid, body, path) VALUES ('delete', ?, ?, ?)"
 
 
 def _unpacked(
@@ -110,41 +178,47 @@ class Batch:
         Ids are assigned here rather than by SQLite so that every table is filled with one
         ``executemany``; this connection is the only writer and holds the write lock, so no other
         insert can take an id in between.
+
+        A file already in the index is rewritten as a difference: a definition kept (same identity)
+        whose row is unchanged is not written, and one whose search words are unchanged keeps its
+        full-text row. Deleting a full-text row costs about what inserting it did (FTS5 tokenises
+        its old values again), so a save that adds one function to a 2,700-line file rewrites two
+        rows (the function's and the module's) instead of 1,800 twice, and the commit writes that
+        many fewer pages. Its references are a difference too while its imports stay as they were
+        (every other reference resolves through them): the ones kept keep their edges, and only
+        those added are resolved (``REFS_RESOLVED_BELOW_KEY``).
         """
         db = self._db
         next_file_id = self._next_id("files")
         next_node_id = self._next_id("nodes")
+        next_ref_id = self._next_ref_id()
         file_rows: list[tuple[object, ...]] = []
         node_rows: list[tuple[object, ...]] = []
+        node_updates: list[tuple[object, ...]] = []
+        gone_ids: list[tuple[int]] = []
         edge_rows: list[tuple[int, int, str, float, None]] = []
+        stale_contains: list[tuple[int, int]] = []
         search_rows: list[tuple[object, ...]] = []
+        search_deletes: list[tuple[object, ...]] = []
         file_search_rows: list[tuple[int, str, str]] = []
+        file_search_deletes: list[tuple[int, str, str]] = []
         search_words_rows: list[tuple[int, bytes, bytes]] = []
         ref_rows: list[tuple[object, ...]] = []
+        ref_lines: list[tuple[int, int]] = []
+        refs_gone: list[tuple[int]] = []
         contains = RefKind.CONTAINS.value
         for rows in files:
             entry = rows.entry
-            existing = db.execute("SELECT id FROM files WHERE path = ?", (entry.path,)).fetchone()
-            previous: dict[tuple[str, str, int], tuple[int, int | None, str]] = {}
+            existing = db.execute(
+                "SELECT id, refs_pending FROM files WHERE path = ?", (entry.path,)
+            ).fetchone()
+            previous = _Previous.empty()
             if existing is None:
                 file_id = next_file_id
                 next_file_id += 1
             else:
                 file_id = existing[0]
-                previous = self._previous_nodes(file_id)
-                self._clear_file(file_id)
-            file_rows.append(
-                (
-                    file_id,
-                    entry.path,
-                    entry.language,
-                    entry.size,
-                    entry.mtime_ns,
-                    entry.content_hash,
-                    entry.line_count,
-                    int(entry.has_errors),
-                )
-            )
+                previous = self._previous_state(file_id)
             ids_by_name: dict[str, int] = {}
             node_ids = array("q")
             seen: Counter[tuple[str, str]] = Counter()
@@ -152,7 +226,7 @@ class Batch:
             for kind, name, qualified, start, end, signature, doc, digest, parent, *words in rows.nodes:
                 identity = (kind, qualified, seen[(kind, qualified)])
                 seen[(kind, qualified)] += 1
-                kept = previous.pop(identity, None)
+                kept = previous.nodes.pop(identity, None)
                 if kept is None:
                     node_id = next_node_id
                     next_node_id += 1
@@ -165,24 +239,79 @@ class Batch:
                 else:
                     parent_id = ids_by_name.get(parent, module_id) if parent else module_id
                     ids_by_name.setdefault(qualified, node_id)
-                    edge_rows.append((parent_id, node_id, contains, CONTAINS_CONFIDENCE, None))
-                if kept is not None and kept[1] != parent_id:
-                    self._dirty.add(name)
-                node_rows.append(
-                    (node_id, file_id, parent_id, kind, name, qualified, start, end, signature, doc, digest)
-                )
-                search_rows.append((node_id, *words, rows.path_words))
+                    if (parent_id, node_id) in previous.contains:
+                        previous.contains.discard((parent_id, node_id))
+                    else:
+                        edge_rows.append((parent_id, node_id, contains, CONTAINS_CONFIDENCE, None))
+                row = (node_id, file_id, parent_id, kind, name, qualified, start, end, signature, doc, digest)
+                if kept is None:
+                    node_rows.append(row)
+                else:
+                    if kept[2] != parent_id:
+                        self._dirty.add(name)
+                    if kept != row:
+                        node_updates.append((*row[1:], node_id))
+                values = (*words, rows.path_words)
+                old_values = previous.words.get(node_id) if kept is not None else None
+                if old_values != values:
+                    if old_values is not None:
+                        search_deletes.append((node_id, *old_values))
+                    search_rows.append((node_id, *values))
                 node_ids.append(node_id)
-            self._forget_nodes(previous.values())
-            file_search_rows.append((file_id, " ".join(row[13] for row in rows.nodes), rows.path_words))
-            search_words_rows.append((file_id, node_ids.tobytes(), rows.packed_words))
-            ref_rows.extend(
-                (file_id, ids_by_name.get(source, module_id) if source else module_id, kind, name, key, line)
-                for source, kind, name, key, line in rows.refs
+            gone = list(previous.nodes.values())
+            self._forget_nodes([(row[0], row[2], row[4]) for row in gone])
+            gone_ids.extend((row[0],) for row in gone)
+            search_deletes.extend(
+                (row[0], *previous.words[row[0]]) for row in gone if row[0] in previous.words
             )
+            stale_contains.extend(previous.contains)
+            file_values = (" ".join(row[13] for row in rows.nodes), rows.path_words)
+            if previous.file_values != file_values:
+                if previous.file_values is not None:
+                    file_search_deletes.append((file_id, *previous.file_values))
+                file_search_rows.append((file_id, *file_values))
+            search_words_rows.append((file_id, node_ids.tobytes(), rows.packed_words))
+            refs = [
+                (ids_by_name.get(source, module_id) if source else module_id, kind, name, key, line)
+                for source, kind, name, key, line in rows.refs
+            ]
+            # A file whose references were still to resolve (an interrupted batch) resolves them all.
+            if existing is not None and not existing[1] and _imports(previous.refs) == _imports(refs):
+                kept_lines, removed, refs = _refs_difference(previous.refs, refs)
+                ref_lines.extend(kept_lines)
+                refs_gone.extend((ref_id,) for ref_id in removed)
+                refs_pending = 0
+            else:
+                if existing is not None:
+                    self._clear_references(file_id)
+                refs_pending = 1
+            file_rows.append(
+                (
+                    file_id,
+                    entry.path,
+                    entry.language,
+                    entry.size,
+                    entry.mtime_ns,
+                    entry.content_hash,
+                    entry.line_count,
+                    int(entry.has_errors),
+                    refs_pending,
+                )
+            )
+            for ref in refs:
+                ref_rows.append((next_ref_id, file_id, *ref))
+                next_ref_id += 1
+        db.executemany("DELETE FROM edges WHERE src_id = ? AND dst_id = ? AND ref_id IS NULL", stale_contains)
+        dropped = db.executemany("DELETE FROM edges WHERE ref_id = ?", refs_gone)
+        self._edges_dropped = self._edges_dropped or dropped.rowcount > 0
+        db.executemany("DELETE FROM refs WHERE id = ?", refs_gone)
+        db.executemany("UPDATE refs SET line = ? WHERE id = ?", ref_lines)
+        db.executemany("DELETE FROM nodes WHERE id = ?", gone_ids)
+        db.executemany(_DELETE_SEARCH, search_deletes)
+        db.executemany(_DELETE_FILE_SEARCH, file_search_deletes)
         db.executemany(
-            "INSERT INTO files(id, path, language, size, mtime_ns, content_hash, line_count, has_errors)"
-            " VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+            "INSERT OR REPLACE INTO files(id, path, language, size, mtime_ns, content_hash, line_count,"
+            " has_errors, refs_pending) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
             file_rows,
         )
         db.executemany(
@@ -191,16 +320,68 @@ class Batch:
             node_rows,
         )
         db.executemany(
+            "UPDATE nodes SET file_id = ?, parent_id = ?, kind = ?, name = ?, qualified_name = ?,"
+            " start_line = ?, end_line = ?, signature = ?, doc = ?, content_hash = ? WHERE id = ?",
+            node_updates,
+        )
+        db.executemany(
             "INSERT INTO edges(src_id, dst_id, kind, confidence, ref_id) VALUES (?, ?, ?, ?, ?)", edge_rows
         )
         db.executemany(_INSERT_SEARCH, search_rows)
         db.executemany(_INSERT_FILE_SEARCH, file_search_rows)
         db.executemany(
-            "INSERT INTO search_words(file_id, node_ids, words) VALUES (?, ?, ?)", search_words_rows
+            "INSERT OR REPLACE INTO search_words(file_id, node_ids, words) VALUES (?, ?, ?)",
+            search_words_rows,
         )
         db.executemany(
-            "INSERT INTO refs(file_id, source_id, kind, name, key, line) VALUES (?, ?, ?, ?, ?, ?)", ref_rows
+            "INSERT INTO refs(id, file_id, source_id, kind, name, key, line) VALUES (?, ?, ?, ?, ?, ?, ?)",
+            ref_rows,
         )
+
+    def _previous_state(self, file_id: int) -> _Previous:
+        db = self._db
+        nodes: dict[tuple[str, str, int], StoredNode] = {}
+        seen: Counter[tuple[str, str]] = Counter()
+        for row in db.execute(
+            "SELECT id, file_id, parent_id, kind, name, qualified_name, start_line, end_line, signature,"
+            " doc, content_hash FROM nodes WHERE file_id = ? ORDER BY id",
+            (file_id,),
+        ):
+            nodes[(row[3], row[5], seen[(row[3], row[5])])] = row
+            seen[(row[3], row[5])] += 1
+        contains: set[tuple[int, int]] = set(
+            db.execute(
+                "SELECT e.src_id, e.dst_id FROM nodes n CROSS JOIN edges e ON e.src_id = n.id"
+                " WHERE n.file_id = ? AND e.ref_id IS NULL",
+                (file_id,),
+            )
+        )
+        stored = db.execute(
+            "SELECT file_id, node_ids, words FROM search_words WHERE file_id = ?", (file_id,)
+        ).fetchall()
+        words: dict[int, tuple[str, ...]] = {}
+        file_values: tuple[str, str] | None = None
+        for _, node_ids, path_words, node_words in _unpacked(stored):
+            words = {
+                node_id: (*values, path_words) for node_id, values in zip(node_ids, node_words, strict=True)
+            }
+            file_values = (" ".join(values[4] for values in node_words), path_words)
+        refs: list[StoredRef] = db.execute(
+            "SELECT id, source_id, kind, name, key, line FROM refs WHERE file_id = ?", (file_id,)
+        ).fetchall()
+        return _Previous(nodes, words, file_values, contains, refs)
+
+    def _clear_references(self, file_id: int) -> None:
+        """Remove a file's references and the edges resolved from them; they are written again and
+        resolve again with the file (``refs_pending``)."""
+        db = self._db
+        dropped = db.execute(
+            "DELETE FROM edges WHERE ref_id IS NOT NULL"
+            " AND src_id IN (SELECT id FROM nodes WHERE file_id = ?)",
+            (file_id,),
+        )
+        self._edges_dropped = self._edges_dropped or dropped.rowcount > 0
+        db.execute("DELETE FROM refs WHERE file_id = ?", (file_id,))
 
     def delete_file(self, path: str) -> None:
         """Remove a file and everything derived from it; names it defined become dirty."""
@@ -303,15 +484,8 @@ class Batch:
                 (node_id, *words, path_words) for node_id, words in zip(node_ids, nodes, strict=True)
             )
             file_search_rows.append((file_id, " ".join(words[4] for words in nodes), path_words))
-        db.executemany(
-            "INSERT INTO search(search, rowid, name, qualified_name, signature, doc, body, path)"
-            " VALUES ('delete', ?, ?, ?, ?, ?, ?, ?)",
-            search_rows,
-        )
-        db.executemany(
-            "INSERT INTO file_search(file_search, rowid, body, path) VALUES ('delete', ?, ?, ?)",
-            file_search_rows,
-        )
+        db.executemany(_DELETE_SEARCH, search_rows)
+        db.executemany(_DELETE_FILE_SEARCH, file_search_rows)
         db.executemany("DELETE FROM search_words WHERE file_id = ?", [(row[0],) for row in rows])
 
     def _forget_nodes(self, gone: Iterable[tuple[int, int | None, str]]) -> None:
@@ -323,6 +497,18 @@ class Batch:
 
     def _next_id(self, table: str) -> int:
         return int(self._db.execute(f"SELECT coalesce(max(id), 0) + 1 FROM {table}").fetchone()[0])
+
+    def _next_ref_id(self) -> int:
+        """The id for the next new reference: at or above the resolution mark, which an index
+        without one gets now (every reference in it is resolved, or in a file marked pending)."""
+        following = self._next_id("refs")
+        row = self._db.execute("SELECT value FROM meta WHERE key = ?", (REFS_RESOLVED_BELOW_KEY,)).fetchone()
+        if row is None:
+            self._db.execute(
+                "INSERT INTO meta(key, value) VALUES (?, ?)", (REFS_RESOLVED_BELOW_KEY, str(following))
+            )
+            return following
+        return max(following, int(row[0]))
 
     def _finish(self) -> None:
         self._db.executemany(
@@ -402,10 +588,13 @@ class IndexWriter:
         db = self._db
         db.execute("CREATE TEMP TABLE IF NOT EXISTS todo(ref_id INTEGER PRIMARY KEY)")
         db.execute("DELETE FROM todo")
+        mark = db.execute("SELECT value FROM meta WHERE key = ?", (REFS_RESOLVED_BELOW_KEY,)).fetchone()
         db.execute(
             "INSERT INTO todo SELECT r.id FROM files f CROSS JOIN refs r ON r.file_id = f.id"
             " WHERE f.refs_pending = 1"
             " UNION SELECT id FROM refs WHERE key IN (SELECT name FROM dirty_names)"
+            " UNION SELECT id FROM refs WHERE id >= ?",
+            (int(mark[0]) if mark is not None else self._next_ref_row(),),
         )
         # One row per reference, grouped so that each distinct name use in a file is resolved once.
         pending = db.execute(
@@ -442,9 +631,16 @@ class IndexWriter:
             "INSERT INTO edges(src_id, dst_id, kind, confidence, ref_id) VALUES (?, ?, ?, ?, ?)", edges
         )
         db.execute("UPDATE files SET refs_pending = 0 WHERE refs_pending = 1")
+        db.execute(
+            "INSERT OR REPLACE INTO meta(key, value) VALUES (?, ?)",
+            (REFS_RESOLVED_BELOW_KEY, str(self._next_ref_row())),
+        )
         if pending:
             db.execute("UPDATE meta SET value = '1' WHERE key = 'scores_dirty'")
         return ResolutionReport(references=len(pending) + len(added), edges=resolved + len(edges))
+
+    def _next_ref_row(self) -> int:
+        return int(self._db.execute("SELECT coalesce(max(id), 0) + 1 FROM refs").fetchone()[0])
 
     def _import_edges_to_redo(self) -> dict[int, set[tuple[int, int]]]:
         """Per file, the (reference, target) pairs of its imports that are about to be resolved again."""
