@@ -63,9 +63,11 @@ StoredNode = tuple[int, int, int | None, str, str, str, int, int, str, str, str]
 StoredRef = tuple[int, int, str, str, str, int]
 NewRef = tuple[int, str, str, str, int]
 
-# References with ids from this meta value on are new since the last resolution and are resolved by
-# the next one, with the references of files marked ``refs_pending`` and those of dirty names. New
-# references always get ids from it on (never an id freed below it), so no new one is missed.
+# References with ids from this meta value on were added to files kept as a difference since the
+# last resolution, and are resolved by the next one with the references of files marked
+# ``refs_pending`` and those of dirty names. It is set by the first such reference and removed by
+# the resolution, so a first index (every file pending) never reads it; while it is set, new
+# references get ids from it on (never an id freed below it), so none is missed.
 REFS_RESOLVED_BELOW_KEY = "refs_resolved_below"
 
 
@@ -191,7 +193,8 @@ class Batch:
         db = self._db
         next_file_id = self._next_id("files")
         next_node_id = self._next_id("nodes")
-        next_ref_id = self._next_ref_id()
+        mark = self._meta_int(REFS_RESOLVED_BELOW_KEY)
+        next_ref_id = self._next_id("refs") if mark is None else max(self._next_id("refs"), mark)
         file_rows: list[tuple[object, ...]] = []
         node_rows: list[tuple[object, ...]] = []
         node_updates: list[tuple[object, ...]] = []
@@ -281,6 +284,11 @@ class Batch:
                 ref_lines.extend(kept_lines)
                 refs_gone.extend((ref_id,) for ref_id in removed)
                 refs_pending = 0
+                if refs and mark is None:
+                    mark = next_ref_id
+                    db.execute(
+                        "INSERT INTO meta(key, value) VALUES (?, ?)", (REFS_RESOLVED_BELOW_KEY, str(mark))
+                    )
             else:
                 if existing is not None:
                     self._clear_references(file_id)
@@ -498,17 +506,9 @@ class Batch:
     def _next_id(self, table: str) -> int:
         return int(self._db.execute(f"SELECT coalesce(max(id), 0) + 1 FROM {table}").fetchone()[0])
 
-    def _next_ref_id(self) -> int:
-        """The id for the next new reference: at or above the resolution mark, which an index
-        without one gets now (every reference in it is resolved, or in a file marked pending)."""
-        following = self._next_id("refs")
-        row = self._db.execute("SELECT value FROM meta WHERE key = ?", (REFS_RESOLVED_BELOW_KEY,)).fetchone()
-        if row is None:
-            self._db.execute(
-                "INSERT INTO meta(key, value) VALUES (?, ?)", (REFS_RESOLVED_BELOW_KEY, str(following))
-            )
-            return following
-        return max(following, int(row[0]))
+    def _meta_int(self, key: str) -> int | None:
+        row = self._db.execute("SELECT value FROM meta WHERE key = ?", (key,)).fetchone()
+        return None if row is None else int(row[0])
 
     def _finish(self) -> None:
         self._db.executemany(
@@ -588,14 +588,14 @@ class IndexWriter:
         db = self._db
         db.execute("CREATE TEMP TABLE IF NOT EXISTS todo(ref_id INTEGER PRIMARY KEY)")
         db.execute("DELETE FROM todo")
-        mark = db.execute("SELECT value FROM meta WHERE key = ?", (REFS_RESOLVED_BELOW_KEY,)).fetchone()
         db.execute(
             "INSERT INTO todo SELECT r.id FROM files f CROSS JOIN refs r ON r.file_id = f.id"
             " WHERE f.refs_pending = 1"
             " UNION SELECT id FROM refs WHERE key IN (SELECT name FROM dirty_names)"
-            " UNION SELECT id FROM refs WHERE id >= ?",
-            (int(mark[0]) if mark is not None else self._next_ref_row(),),
         )
+        mark = db.execute("SELECT value FROM meta WHERE key = ?", (REFS_RESOLVED_BELOW_KEY,)).fetchone()
+        if mark is not None:
+            db.execute("INSERT OR IGNORE INTO todo SELECT id FROM refs WHERE id >= ?", (int(mark[0]),))
         # One row per reference, grouped so that each distinct name use in a file is resolved once.
         pending = db.execute(
             "SELECT r.file_id, r.kind, r.name, r.key, r.id, r.source_id FROM todo t"
@@ -631,16 +631,10 @@ class IndexWriter:
             "INSERT INTO edges(src_id, dst_id, kind, confidence, ref_id) VALUES (?, ?, ?, ?, ?)", edges
         )
         db.execute("UPDATE files SET refs_pending = 0 WHERE refs_pending = 1")
-        db.execute(
-            "INSERT OR REPLACE INTO meta(key, value) VALUES (?, ?)",
-            (REFS_RESOLVED_BELOW_KEY, str(self._next_ref_row())),
-        )
+        db.execute("DELETE FROM meta WHERE key = ?", (REFS_RESOLVED_BELOW_KEY,))
         if pending:
             db.execute("UPDATE meta SET value = '1' WHERE key = 'scores_dirty'")
         return ResolutionReport(references=len(pending) + len(added), edges=resolved + len(edges))
-
-    def _next_ref_row(self) -> int:
-        return int(self._db.execute("SELECT coalesce(max(id), 0) + 1 FROM refs").fetchone()[0])
 
     def _import_edges_to_redo(self) -> dict[int, set[tuple[int, int]]]:
         """Per file, the (reference, target) pairs of its imports that are about to be resolved again."""
