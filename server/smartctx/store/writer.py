@@ -41,6 +41,9 @@ CONTAINS_CONFIDENCE = 1.0
 # churn, which reuses free pages, never pays for a rewrite.
 VACUUM_MIN_FREE_FRACTION = 0.25
 VACUUM_MIN_FREE_BYTES = 4 * 1024 * 1024
+# A resolution reads the paths of up to this many files one by one, and of more all at once: a save
+# needs one or two of babel's 12,474 paths, whose whole table took a quarter of its resolution.
+PATHS_READ_ONE_BY_ONE = 200
 # Files whose full-text rows are read back and inserted at a time when the tables are refilled.
 SEARCH_REFILL_FILES = 500
 
@@ -603,7 +606,7 @@ class IndexWriter:
         ).fetchall()
         imports_before = self._import_edges_to_redo()
         db.execute("DELETE FROM edges WHERE ref_id IN (SELECT ref_id FROM todo)")
-        paths = dict(db.execute("SELECT id, path FROM files"))
+        paths = self._paths_of({row[0] for row in pending})
         candidates = self._candidates({row[3] for row in pending})
         import_kind = RefKind.IMPORT.value
         edges = self._resolve_imports([row for row in pending if row[1] == import_kind], paths, candidates)
@@ -624,6 +627,7 @@ class IndexWriter:
             if imports_before.get(file_id, set()) != imports_after.get(file_id, set())
         }
         added = self._add_references_of(redirected, candidates)
+        paths.update(self._paths_of({row[0] for row in added} - paths.keys()))
         names = [row for row in pending if row[1] != import_kind] + added
         names.sort(key=itemgetter(0, 1, 2, 4))
         edges = self._resolve_names(names, paths, candidates)
@@ -635,6 +639,16 @@ class IndexWriter:
         if pending:
             db.execute("UPDATE meta SET value = '1' WHERE key = 'scores_dirty'")
         return ResolutionReport(references=len(pending) + len(added), edges=resolved + len(edges))
+
+    def _paths_of(self, file_ids: set[int]) -> dict[int, str]:
+        """These files' paths by id; the whole table's when they are many (a first index)."""
+        if len(file_ids) > PATHS_READ_ONE_BY_ONE:
+            return dict(self._db.execute("SELECT id, path FROM files"))
+        return {
+            file_id: path
+            for file_id in file_ids
+            for (path,) in self._db.execute("SELECT path FROM files WHERE id = ?", (file_id,))
+        }
 
     def _import_edges_to_redo(self) -> dict[int, set[tuple[int, int]]]:
         """Per file, the (reference, target) pairs of its imports that are about to be resolved again."""
