@@ -364,3 +364,39 @@ def test_a_buffer_edited_many_times_indexes_like_its_final_text_on_disk(tmp_path
         store.close()
     (root / "app.py").write_text(edits[-1])
     assert_same_index(live, fresh_dump(root, tmp_path / "fresh-index"))
+
+
+@pytest.mark.parametrize("source", ["disk", "buffer"])
+def test_calls_added_moved_and_removed_under_the_same_imports_resolve_like_a_fresh_index(
+    tmp_path: Path, source: str
+) -> None:
+    """A file re-indexed with the same imports keeps the references that stay (their lines follow
+    the text) and resolves only those it gains: a call added without a new import must still point
+    at its definition, and one removed must take its edge along."""
+    root = tmp_path / "ws"
+    (root / "pkg").mkdir(parents=True)
+    (root / "pkg" / "core.py").write_text(python_module(["alpha", "beta", "Widget"], [], []))
+    before = "from pkg.core import alpha, beta\n\n\ndef main(value):\n    alpha(value)\n    Widget(value)\n"
+    after = (
+        "from pkg.core import alpha, beta\n\n# A comment moves every line below it.\n\n"
+        "def main(value):\n    alpha(value)\n    beta(value)\n"
+    )
+    (root / "app.py").write_text(before)
+    store = IndexStore(root, tmp_path / "live-index")
+    try:
+        indexer = Indexer(root, store, IndexConfig(workers=0))
+        indexer.reconcile()
+        if source == "disk":
+            (root / "app.py").write_text(after)
+            indexer.update_paths(["app.py"])
+        else:
+            indexer.update_paths([], buffers={"app.py": after.encode()})
+        with store.snapshot() as snapshot:
+            live = dump(snapshot, with_search=True)
+    finally:
+        store.close()
+    (root / "app.py").write_text(after)
+    fresh = fresh_dump(root, tmp_path / "fresh-index")
+    calls = {(edge[1], edge[3]) for edge in live.edges if edge[0] == "app.py" and edge[4] == "calls"}
+    assert calls == {("main@5", "alpha@1"), ("main@5", "beta@4")}
+    assert_same_index(live, fresh)

@@ -147,3 +147,45 @@ def test_updates_in_place_find_what_a_fresh_index_finds_and_compaction_makes_it_
             assert_same_index(dump(snapshot, with_search=True), fresh)
     finally:
         store.close()
+
+
+def test_a_file_re_indexed_as_a_difference_replaces_its_documents_and_one_whose_words_stay_keeps_them(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Definitions kept by a re-index keep their ids, but tantivy removes documents by file: a file
+    whose words changed gets all its documents again (none twice, none stale), and one whose words
+    did not change (a blank line added) is left as it is, so its rows are not counted as deleted."""
+    monkeypatch.setattr(lexical, "REBUILD_BELOW_ROWS", 0)
+    monkeypatch.setattr(lexical, "REBUILD_DELETED_SHARE", 1.0)
+    root, index_dir = tmp_path / "ws", tmp_path / "idx"
+    workspace(root, 8)
+    store = IndexStore(root, index_dir)
+    try:
+        indexer = Indexer(root, store, IndexConfig(workers=0))
+        indexer.reconcile()
+        assert lexical.open_or_create(store.path).state().deleted_rows == 0
+        changed = root / "pkg/mod_2.py"
+        changed.write_text(changed.read_text().replace("return value\n", "return checkout_basket(value)\n"))
+        untouched_words = root / "pkg/mod_4.py"
+        untouched_words.write_text(untouched_words.read_text() + "\n\n")
+        indexer.reconcile()
+        index = lexical.open_or_create(store.path)
+        # mod_2's module, parse_2 and render_2 went and came back; mod_4's three stayed.
+        assert index.state().deleted_rows == 3
+        assert index.rows() == 8 * 3
+        fresh = fresh_dump(root, tmp_path / "fresh")
+        with store.snapshot() as snapshot:
+            found = snapshot.search({"basket": 1}, 10)
+            assert [node.qualified_name for node in snapshot.nodes({hit.node_id for hit in found})] == [
+                "render_2"
+            ]
+            in_place = dump(snapshot, with_search=True)
+        for word, (hits, files) in in_place.search.items():
+            fresh_hits, fresh_files = fresh.search[word]
+            assert sorted(hit[:2] for hit in hits) == sorted(hit[:2] for hit in fresh_hits), word
+            assert sorted(path for path, _ in files) == sorted(path for path, _ in fresh_files), word
+        store.writer.compact_search()
+        with store.snapshot() as snapshot:
+            assert_same_index(dump(snapshot, with_search=True), fresh)
+    finally:
+        store.close()

@@ -273,6 +273,11 @@ class ParseResults(Iterator[FileRows | tuple[str, SkipReason]]):
     def __next__(self) -> FileRows | tuple[str, SkipReason]:
         return next(self._results)
 
+    @property
+    def in_workers(self) -> bool:
+        """Whether worker processes parse (so the caller is free meanwhile)."""
+        return self._pool is not None
+
     def close(self) -> None:
         if self._pool is not None:
             self._pool.shutdown(wait=True, cancel_futures=True)
@@ -330,7 +335,13 @@ class Indexer:
                     self._write(chunk, (), (), report)
             else:
                 # Any later reconcile, a branch switch included, lands as one transaction.
-                self._write(results, deleted, unchanged_content, report, [file.path for file in to_parse])
+                self._write(
+                    results,
+                    deleted,
+                    unchanged_content,
+                    report,
+                    [file.path for file in to_parse] if parsing.in_workers else [],
+                )
         report.stage_seconds["parse+write"] = time.perf_counter() - parse_started
         self.finish_pending(report, initial=initial)
         writer.set_meta(
@@ -429,8 +440,7 @@ class Indexer:
                 sorted(deleted),
                 unchanged_content,
                 report,
-                [file.path for file in to_parse]
-                + [rows.entry.path for rows in from_buffers if isinstance(rows, FileRows)],
+                [file.path for file in to_parse] if parsing.in_workers else [],
             )
         self.finish_pending(report, recompute_scores=recompute_scores)
         report.seconds = time.perf_counter() - started
@@ -508,7 +518,9 @@ class Indexer:
         parsing: Sequence[str] = (),
     ) -> None:
         """Apply one batch; ``parsing`` names the files whose ``results`` the workers are computing
-        meanwhile, so their old full-text rows go first, all at once, while the workers parse.
+        meanwhile, so their old search rows go first, all at once, while the workers parse. Files
+        parsed here are not named: their rows are rewritten as a difference (``Batch.put_files``),
+        which needs the old ones.
 
         The time spent here is reported in two stages: waiting for parse results (``parse wait``,
         which is the parsing itself when it runs in this process) and everything else (``write``).

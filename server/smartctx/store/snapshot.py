@@ -209,8 +209,12 @@ class IndexSnapshot:
                 ).fetchall()
             ),
             files_with_errors=count("SELECT count(*) FROM files WHERE has_errors = 1"),
+            # References of files marked pending, and those added since the last resolution
+            # (writer.REFS_RESOLVED_BELOW_KEY).
             pending_references=count(
                 "SELECT count(*) FROM files f JOIN refs r ON r.file_id = f.id WHERE f.refs_pending = 1"
+                " OR r.id >= coalesce((SELECT CAST(value AS INTEGER) FROM meta"
+                " WHERE key = 'refs_resolved_below'), r.id + 1)"
             ),
             scores_dirty=self.meta("scores_dirty") == "1",
         )

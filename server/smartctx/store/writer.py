@@ -43,6 +43,9 @@ CONTAINS_CONFIDENCE = 1.0
 # churn, which reuses free pages, never pays for a rewrite.
 VACUUM_MIN_FREE_FRACTION = 0.25
 VACUUM_MIN_FREE_BYTES = 4 * 1024 * 1024
+# A resolution reads the paths of up to this many files one by one, and of more all at once: a save
+# needs one or two of babel's 12,474 paths, whose whole table took a quarter of its resolution.
+PATHS_READ_ONE_BY_ONE = 200
 
 # Enum lookups by value through a dict: calling the Enum class costs several times more, and
 # resolution converts every pending reference.
@@ -57,6 +60,69 @@ _SYMBOL_KINDS = {kind.value: kind for kind in SymbolKind}
 class ResolutionReport:
     references: int
     edges: int
+
+
+# A node row as stored: (id, file id, parent id, kind, name, qualified name, start line, end line,
+# signature, doc, content hash).
+StoredNode = tuple[int, int, int | None, str, str, str, int, int, str, str, str]
+# A reference row as stored: (id, source id, kind, name, key, line); and one to store, without its id.
+StoredRef = tuple[int, int, str, str, str, int]
+NewRef = tuple[int, str, str, str, int]
+
+# References with ids from this meta value on were added to files kept as a difference since the
+# last resolution, and are resolved by the next one with the references of files marked
+# ``refs_pending`` and those of dirty names. It is set by the first such reference and removed by
+# the resolution, so a first index (every file pending) never reads it; while it is set, new
+# references get ids from it on (never an id freed below it), so none is missed.
+REFS_RESOLVED_BELOW_KEY = "refs_resolved_below"
+
+
+def _imports(refs: Iterable[StoredRef | NewRef]) -> Counter[tuple[int, str, str]]:
+    """A file's imports as (source id, name, key), counted."""
+    kind = RefKind.IMPORT.value
+    return Counter((ref[-5], ref[-3], ref[-2]) for ref in refs if ref[-4] == kind)
+
+
+def _refs_difference(
+    old: list[StoredRef], new: list[NewRef]
+) -> tuple[list[tuple[int, int]], list[int], list[NewRef]]:
+    """Old and new references of one file matched by (source, kind, name, key), in line order:
+    the (new line, id) of those kept whose line moved, the ids of those gone, and those added."""
+    by_use: dict[tuple[int, str, str, str], list[StoredRef]] = defaultdict(list)
+    for stored in sorted(old, key=itemgetter(5, 0)):
+        by_use[stored[1:5]].append(stored)
+    moved: list[tuple[int, int]] = []
+    added: list[NewRef] = []
+    for ref in sorted(new, key=itemgetter(4)):
+        matches = by_use.get(ref[:4])
+        if matches:
+            kept = matches.pop(0)
+            if kept[5] != ref[4]:
+                moved.append((ref[4], kept[0]))
+        else:
+            added.append(ref)
+    removed = [stored[0] for matches in by_use.values() for stored in matches]
+    return moved, removed, added
+
+
+@dataclass
+class _Previous:
+    """What the index holds for a file about to be indexed again, to write only the difference.
+
+    ``search_words`` is its stored row of that table (node ids, packed words), None when it already
+    left (a batch whose parsers run in worker processes drops it up front).
+    """
+
+    # By identity: (kind, qualified name, occurrence).
+    nodes: dict[tuple[str, str, int], StoredNode]
+    search_words: tuple[bytes, bytes] | None
+    # (parent id, child id) of the file's containment edges.
+    contains: set[tuple[int, int]]
+    refs: list[StoredRef]
+
+    @staticmethod
+    def empty() -> _Previous:
+        return _Previous({}, None, set(), [])
 
 
 def _uses(
@@ -98,47 +164,52 @@ class Batch:
         Ids are assigned here rather than by SQLite so that every table is filled with one
         ``executemany``; this connection is the only writer and holds the write lock, so no other
         insert can take an id in between.
+
+        A file already in the index is rewritten as a difference: a definition kept (same identity)
+        whose row is unchanged is not written and its containment edge stays, so a save that adds
+        one function to a 2,700-line file writes that function's rows, not 1,800, and the commit
+        writes that many fewer pages. Its references are a difference too while its imports stay as
+        they were (every other reference resolves through them): the ones kept keep their edges, and
+        only those added are resolved (``REFS_RESOLVED_BELOW_KEY``). The lexical index removes
+        documents by file (store/lexical.py), so a file whose search words changed at all gets all
+        its documents again; one whose words and definition ids are unchanged keeps them.
         """
         db = self._db
         next_file_id = self._next_id("files")
         next_node_id = self._next_id("nodes")
+        mark = self._meta_int(REFS_RESOLVED_BELOW_KEY)
+        next_ref_id = self._next_id("refs") if mark is None else max(self._next_id("refs"), mark)
         file_rows: list[tuple[object, ...]] = []
         node_rows: list[tuple[object, ...]] = []
+        node_updates: list[tuple[object, ...]] = []
+        gone_ids: list[tuple[int]] = []
         edge_rows: list[tuple[int, int, str, float, None]] = []
+        stale_contains: list[tuple[int, int]] = []
         search_words_rows: list[tuple[int, bytes, bytes]] = []
         ref_rows: list[tuple[object, ...]] = []
+        ref_lines: list[tuple[int, int]] = []
+        refs_gone: list[tuple[int]] = []
         contains = RefKind.CONTAINS.value
         for rows in files:
             entry = rows.entry
-            existing = db.execute("SELECT id FROM files WHERE path = ?", (entry.path,)).fetchone()
-            previous: dict[tuple[str, str, int], tuple[int, int | None, str]] = {}
+            existing = db.execute(
+                "SELECT id, refs_pending FROM files WHERE path = ?", (entry.path,)
+            ).fetchone()
+            previous = _Previous.empty()
             if existing is None:
                 file_id = next_file_id
                 next_file_id += 1
             else:
                 file_id = existing[0]
-                previous = self._previous_nodes(file_id)
-                self._clear_file(file_id)
-            file_rows.append(
-                (
-                    file_id,
-                    entry.path,
-                    entry.language,
-                    entry.size,
-                    entry.mtime_ns,
-                    entry.content_hash,
-                    entry.line_count,
-                    int(entry.has_errors),
-                )
-            )
+                previous = self._previous_state(file_id)
             ids_by_name: dict[str, int] = {}
             node_ids = array("q")
             seen: Counter[tuple[str, str]] = Counter()
             module_id = 0
-            for kind, name, qualified, start, end, signature, doc, digest, parent, *words in rows.nodes:
+            for kind, name, qualified, start, end, signature, doc, digest, parent, *_ in rows.nodes:
                 identity = (kind, qualified, seen[(kind, qualified)])
                 seen[(kind, qualified)] += 1
-                kept = previous.pop(identity, None)
+                kept = previous.nodes.pop(identity, None)
                 if kept is None:
                     node_id = next_node_id
                     next_node_id += 1
@@ -151,26 +222,71 @@ class Batch:
                 else:
                     parent_id = ids_by_name.get(parent, module_id) if parent else module_id
                     ids_by_name.setdefault(qualified, node_id)
-                    edge_rows.append((parent_id, node_id, contains, CONTAINS_CONFIDENCE, None))
-                if kept is not None and kept[1] != parent_id:
-                    self._dirty.add(name)
-                node_rows.append(
-                    (node_id, file_id, parent_id, kind, name, qualified, start, end, signature, doc, digest)
-                )
-                self.lexical.symbols.append((node_id, file_id, lexical.symbol_text(words, rows.path_words)))
+                    if (parent_id, node_id) in previous.contains:
+                        previous.contains.discard((parent_id, node_id))
+                    else:
+                        edge_rows.append((parent_id, node_id, contains, CONTAINS_CONFIDENCE, None))
+                row = (node_id, file_id, parent_id, kind, name, qualified, start, end, signature, doc, digest)
+                if kept is None:
+                    node_rows.append(row)
+                else:
+                    if kept[2] != parent_id:
+                        self._dirty.add(name)
+                    if kept != row:
+                        node_updates.append((*row[1:], node_id))
                 node_ids.append(node_id)
-            self._forget_nodes(previous.values())
-            self.lexical.files.append(
-                (file_id, lexical.file_text([node[9:14] for node in rows.nodes], rows.path_words))
-            )
-            search_words_rows.append((file_id, node_ids.tobytes(), rows.packed_words))
-            ref_rows.extend(
-                (file_id, ids_by_name.get(source, module_id) if source else module_id, kind, name, key, line)
+            gone = list(previous.nodes.values())
+            self._forget_nodes([(row[0], row[2], row[4]) for row in gone])
+            gone_ids.extend((row[0],) for row in gone)
+            stale_contains.extend(previous.contains)
+            search_words = (node_ids.tobytes(), rows.packed_words)
+            if search_words != previous.search_words:
+                self._replace_lexical(file_id, previous.search_words, node_ids, rows)
+                search_words_rows.append((file_id, *search_words))
+            refs = [
+                (ids_by_name.get(source, module_id) if source else module_id, kind, name, key, line)
                 for source, kind, name, key, line in rows.refs
+            ]
+            # A file whose references were still to resolve (an interrupted batch) resolves them all.
+            if existing is not None and not existing[1] and _imports(previous.refs) == _imports(refs):
+                kept_lines, removed, refs = _refs_difference(previous.refs, refs)
+                ref_lines.extend(kept_lines)
+                refs_gone.extend((ref_id,) for ref_id in removed)
+                refs_pending = 0
+                if refs and mark is None:
+                    mark = next_ref_id
+                    db.execute(
+                        "INSERT INTO meta(key, value) VALUES (?, ?)", (REFS_RESOLVED_BELOW_KEY, str(mark))
+                    )
+            else:
+                if existing is not None:
+                    self._clear_references(file_id)
+                refs_pending = 1
+            file_rows.append(
+                (
+                    file_id,
+                    entry.path,
+                    entry.language,
+                    entry.size,
+                    entry.mtime_ns,
+                    entry.content_hash,
+                    entry.line_count,
+                    int(entry.has_errors),
+                    refs_pending,
+                )
             )
+            for ref in refs:
+                ref_rows.append((next_ref_id, file_id, *ref))
+                next_ref_id += 1
+        db.executemany("DELETE FROM edges WHERE src_id = ? AND dst_id = ? AND ref_id IS NULL", stale_contains)
+        dropped = db.executemany("DELETE FROM edges WHERE ref_id = ?", refs_gone)
+        self._edges_dropped = self._edges_dropped or dropped.rowcount > 0
+        db.executemany("DELETE FROM refs WHERE id = ?", refs_gone)
+        db.executemany("UPDATE refs SET line = ? WHERE id = ?", ref_lines)
+        db.executemany("DELETE FROM nodes WHERE id = ?", gone_ids)
         db.executemany(
-            "INSERT INTO files(id, path, language, size, mtime_ns, content_hash, line_count, has_errors)"
-            " VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+            "INSERT OR REPLACE INTO files(id, path, language, size, mtime_ns, content_hash, line_count,"
+            " has_errors, refs_pending) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
             file_rows,
         )
         db.executemany(
@@ -179,14 +295,76 @@ class Batch:
             node_rows,
         )
         db.executemany(
+            "UPDATE nodes SET file_id = ?, parent_id = ?, kind = ?, name = ?, qualified_name = ?,"
+            " start_line = ?, end_line = ?, signature = ?, doc = ?, content_hash = ? WHERE id = ?",
+            node_updates,
+        )
+        db.executemany(
             "INSERT INTO edges(src_id, dst_id, kind, confidence, ref_id) VALUES (?, ?, ?, ?, ?)", edge_rows
         )
         db.executemany(
-            "INSERT INTO search_words(file_id, node_ids, words) VALUES (?, ?, ?)", search_words_rows
+            "INSERT OR REPLACE INTO search_words(file_id, node_ids, words) VALUES (?, ?, ?)",
+            search_words_rows,
         )
         db.executemany(
-            "INSERT INTO refs(file_id, source_id, kind, name, key, line) VALUES (?, ?, ?, ?, ?, ?)", ref_rows
+            "INSERT INTO refs(id, file_id, source_id, kind, name, key, line) VALUES (?, ?, ?, ?, ?, ?, ?)",
+            ref_rows,
         )
+
+    def _previous_state(self, file_id: int) -> _Previous:
+        db = self._db
+        nodes: dict[tuple[str, str, int], StoredNode] = {}
+        seen: Counter[tuple[str, str]] = Counter()
+        for row in db.execute(
+            "SELECT id, file_id, parent_id, kind, name, qualified_name, start_line, end_line, signature,"
+            " doc, content_hash FROM nodes WHERE file_id = ? ORDER BY id",
+            (file_id,),
+        ):
+            nodes[(row[3], row[5], seen[(row[3], row[5])])] = row
+            seen[(row[3], row[5])] += 1
+        contains: set[tuple[int, int]] = set(
+            db.execute(
+                "SELECT e.src_id, e.dst_id FROM nodes n CROSS JOIN edges e ON e.src_id = n.id"
+                " WHERE n.file_id = ? AND e.ref_id IS NULL",
+                (file_id,),
+            )
+        )
+        search_words: tuple[bytes, bytes] | None = db.execute(
+            "SELECT node_ids, words FROM search_words WHERE file_id = ?", (file_id,)
+        ).fetchone()
+        refs: list[StoredRef] = db.execute(
+            "SELECT id, source_id, kind, name, key, line FROM refs WHERE file_id = ?", (file_id,)
+        ).fetchall()
+        return _Previous(nodes, search_words, contains, refs)
+
+    def _replace_lexical(
+        self, file_id: int, stored: tuple[bytes, bytes] | None, node_ids: array[int], rows: FileRows
+    ) -> None:
+        """Queue a file's lexical documents, in place of those it has (``stored`` is its
+        search_words row). Tantivy deletes by file only (the ``file`` term), so every definition of
+        the file is added again, not only those whose words changed."""
+        if stored is not None:
+            self.lexical.removed_files.add(file_id)
+            self.lexical.removed_rows += len(stored[0]) // _NODE_ID_BYTES
+        self.lexical.symbols.extend(
+            (node_id, file_id, lexical.symbol_text(node[9:], rows.path_words))
+            for node_id, node in zip(node_ids, rows.nodes, strict=True)
+        )
+        self.lexical.files.append(
+            (file_id, lexical.file_text([node[9:14] for node in rows.nodes], rows.path_words))
+        )
+
+    def _clear_references(self, file_id: int) -> None:
+        """Remove a file's references and the edges resolved from them; they are written again and
+        resolve again with the file (``refs_pending``)."""
+        db = self._db
+        dropped = db.execute(
+            "DELETE FROM edges WHERE ref_id IS NOT NULL"
+            " AND src_id IN (SELECT id FROM nodes WHERE file_id = ?)",
+            (file_id,),
+        )
+        self._edges_dropped = self._edges_dropped or dropped.rowcount > 0
+        db.execute("DELETE FROM refs WHERE file_id = ?", (file_id,))
 
     def delete_file(self, path: str) -> None:
         """Remove a file and everything derived from it; names it defined become dirty."""
@@ -261,6 +439,10 @@ class Batch:
 
     def _next_id(self, table: str) -> int:
         return int(self._db.execute(f"SELECT coalesce(max(id), 0) + 1 FROM {table}").fetchone()[0])
+
+    def _meta_int(self, key: str) -> int | None:
+        row = self._db.execute("SELECT value FROM meta WHERE key = ?", (key,)).fetchone()
+        return None if row is None else int(row[0])
 
     def _finish(self) -> None:
         self._db.executemany(
@@ -378,6 +560,9 @@ class IndexWriter:
             " WHERE f.refs_pending = 1"
             " UNION SELECT id FROM refs WHERE key IN (SELECT name FROM dirty_names)"
         )
+        mark = db.execute("SELECT value FROM meta WHERE key = ?", (REFS_RESOLVED_BELOW_KEY,)).fetchone()
+        if mark is not None:
+            db.execute("INSERT OR IGNORE INTO todo SELECT id FROM refs WHERE id >= ?", (int(mark[0]),))
         # One row per reference, grouped so that each distinct name use in a file is resolved once.
         pending = db.execute(
             "SELECT r.file_id, r.kind, r.name, r.key, r.id, r.source_id FROM todo t"
@@ -385,7 +570,7 @@ class IndexWriter:
         ).fetchall()
         imports_before = self._import_edges_to_redo()
         db.execute("DELETE FROM edges WHERE ref_id IN (SELECT ref_id FROM todo)")
-        paths = dict(db.execute("SELECT id, path FROM files"))
+        paths = self._paths_of({row[0] for row in pending})
         candidates = self._candidates({row[3] for row in pending})
         import_kind = RefKind.IMPORT.value
         edges = self._resolve_imports([row for row in pending if row[1] == import_kind], paths, candidates)
@@ -406,6 +591,7 @@ class IndexWriter:
             if imports_before.get(file_id, set()) != imports_after.get(file_id, set())
         }
         added = self._add_references_of(redirected, candidates)
+        paths.update(self._paths_of({row[0] for row in added} - paths.keys()))
         names = [row for row in pending if row[1] != import_kind] + added
         names.sort(key=itemgetter(0, 1, 2, 4))
         edges = self._resolve_names(names, paths, candidates)
@@ -413,9 +599,20 @@ class IndexWriter:
             "INSERT INTO edges(src_id, dst_id, kind, confidence, ref_id) VALUES (?, ?, ?, ?, ?)", edges
         )
         db.execute("UPDATE files SET refs_pending = 0 WHERE refs_pending = 1")
+        db.execute("DELETE FROM meta WHERE key = ?", (REFS_RESOLVED_BELOW_KEY,))
         if pending:
             db.execute("UPDATE meta SET value = '1' WHERE key = 'scores_dirty'")
         return ResolutionReport(references=len(pending) + len(added), edges=resolved + len(edges))
+
+    def _paths_of(self, file_ids: set[int]) -> dict[int, str]:
+        """These files' paths by id; the whole table's when they are many (a first index)."""
+        if len(file_ids) > PATHS_READ_ONE_BY_ONE:
+            return dict(self._db.execute("SELECT id, path FROM files"))
+        return {
+            file_id: path
+            for file_id in file_ids
+            for (path,) in self._db.execute("SELECT path FROM files WHERE id = ?", (file_id,))
+        }
 
     def _import_edges_to_redo(self) -> dict[int, set[tuple[int, int]]]:
         """Per file, the (reference, target) pairs of its imports that are about to be resolved again."""
