@@ -86,9 +86,17 @@ def test_the_joins_that_merge_tokens_are_counted_whole(counter: TokenCounter) ->
         ("x\n", "\r\ny"),
         ("x", "y"),
         (")\n", "//c"),
+        # White space alone joins what follows it to the line break before it.
+        ("x\n", "     "),
     ]
     fresh = TokenCounter(counter.name)
     for head, tail in merging:
         assert not joins_apart(head, tail)
         assert counter.count_joined([head, tail]) == fresh.count(head + tail)
     assert any(fresh.count(head + tail) != fresh.count(head) + fresh.count(tail) for head, tail in merging)
+
+
+def test_white_space_alone_between_line_breaks_is_counted_with_both(counter: TokenCounter) -> None:
+    """A part of white space alone carries the line break before it on to the one after it."""
+    parts = [" \u00a0y\n", "     ", "\n    def original(self):\n"]
+    assert counter.count_joined(parts) == TokenCounter(counter.name).count("".join(parts))

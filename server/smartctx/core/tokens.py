@@ -76,9 +76,11 @@ def joins_apart(head: str, tail: str) -> bool:
     where no piece can cross the join. A piece that holds a line break can run on only with more
     line breaks, other white space, or (after punctuation, in o200k) a ``/``. So the join is clean
     when ``head`` ends a line and ``tail`` begins with neither a ``/`` nor white space that holds
-    a line break (Python's white space is a superset of the expressions' ``\\s``).
+    a line break (Python's white space is a superset of the expressions' ``\\s``). A ``tail`` of
+    white space alone is never clean: what is joined after it may carry its white space on to a
+    line break that runs back into ``head``'s.
     """
-    if not head.endswith("\n") or tail.startswith("/"):
+    if not head.endswith("\n") or tail.startswith("/") or not tail.strip():
         return False
     lead = tail[: len(tail) - len(tail.lstrip())]
     return "\n" not in lead and "\r" not in lead
