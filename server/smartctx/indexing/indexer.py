@@ -59,9 +59,9 @@ FILES_PER_WRITE = 200
 # the 5,838 paths of a django checkout) and finding files below each gone path cost 1 ms more.
 RECONCILE_FROM_PATHS = 500
 
-# Files parsed or deleted before the full-text indexes are merged into one segment each again: a
-# merge costs about as much as parsing 200 files (1.8 s on django) and restores query speed that
-# accumulated delete markers take away (1.7x after a hundred branch switches).
+# Files parsed or deleted before the lexical index is built again from its rows (writer.py's
+# compact_search): its BM25 statistics keep counting deleted documents until then, so a large live
+# index would drift from the scores a fresh one gives.
 COMPACT_AFTER_FILES = 1_000
 CHANGED_SINCE_COMPACTION_KEY = "files_changed_since_compaction"
 
@@ -450,7 +450,7 @@ class Indexer:
         self, report: IndexReport, *, recompute_scores: bool = True, initial: bool = False
     ) -> None:
         """Resolve references and recompute scores if a batch (this one or an interrupted one) left
-        work behind; compact the full-text indexes once enough files have changed since the last time;
+        work behind; compact the lexical index once enough files have changed since the last time;
         give the disk back once enough of the index file is free pages."""
         writer = self.store.writer
         resolve_started = time.perf_counter()

@@ -37,8 +37,8 @@ class FileRows:
     path_words: str
     nodes: tuple[NodeRow, ...]
     refs: tuple[RefRow, ...]
-    # pack_search_words(path_words, the search columns of ``nodes``): what the writer keeps to
-    # delete these rows from the contentless full-text tables again.
+    # pack_search_words(path_words, the search columns of ``nodes``): what the writer keeps, and
+    # what the lexical index (lexical.py) is built from again without parsing.
     packed_words: bytes
 
 
