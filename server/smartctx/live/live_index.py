@@ -105,6 +105,9 @@ class LiveIndex:
         self._tasks = tasks
         self._index_thread = ThreadPoolExecutor(max_workers=1, thread_name_prefix="smartctx-index")
         self._watch_thread = ThreadPoolExecutor(max_workers=1, thread_name_prefix="smartctx-watch")
+        # Writes what this process publishes for its followers off the caller's thread (its thread
+        # starts with the first publication).
+        self._publish_thread = ThreadPoolExecutor(max_workers=1, thread_name_prefix="smartctx-publish")
         self._lock = threading.Lock()
         self._stop = threading.Event()
         self._opened = threading.Event()
@@ -209,19 +212,22 @@ class LiveIndex:
         return self.edits.recent(theirs)
 
     def _edits_changed(self) -> None:
-        """The memory of edits changed: as the writer, publish it for the followers."""
+        """The memory of edits changed: as the writer, publish it for the followers. The file is
+        written on the publish thread, since edits of editor buffers are recorded on the server's
+        event loop."""
         with self._edits_lock:
             edited = self.edits.edited()
             order = [path for path, _ in edited]
             now = time.monotonic()
             with self._lock:
-                writing = self._role == "writer" and self._writer_lock.held
-            if not writing or (
-                order == self._published_edit_order and now - self._edits_published_s < EDITS_PUBLISH_S
-            ):
-                return
-            self._published_edit_order, self._edits_published_s = order, now
-            publish_edits(self._index_dir, edited)
+                writing = self._role == "writer" and self._writer_lock.held and not self._stop.is_set()
+                if not writing or (
+                    order == self._published_edit_order and now - self._edits_published_s < EDITS_PUBLISH_S
+                ):
+                    return
+                self._published_edit_order, self._edits_published_s = order, now
+                publishing = self._publish_thread.submit(publish_edits, self._index_dir, edited)
+        self._tasks.keep(f"publishing the edits of {self.root}", publishing)
 
     def set_exclude(self, exclude: tuple[str, ...]) -> None:
         """Index under other user exclude patterns (gitignore syntax): files they now exclude leave
@@ -250,6 +256,7 @@ class LiveIndex:
         self._tasks.keep(f"closing the index of {self.root}", closing)
         self._index_thread.shutdown(wait=False, cancel_futures=False)
         self._watch_thread.shutdown(wait=False, cancel_futures=True)
+        self._publish_thread.shutdown(wait=False, cancel_futures=False)
 
     def snapshot(self) -> IndexSnapshot:
         """A snapshot of what is committed now, once the index is open (waiting briefly for that).
