@@ -227,3 +227,23 @@ def test_events_wait_while_git_rewrites_the_work_tree(tmp_path: Path, calls: Cal
 
     assert calls.batches == [["src/b.py", "src/c.py"]]
     assert delivered >= released
+
+
+def test_a_lock_left_behind_by_git_holds_a_save_back_only_until_the_work_tree_is_quiet(
+    tmp_path: Path, calls: Calls
+) -> None:
+    """A killed git leaves its index lock behind, and `git commit` holds it while its message is
+    written: a save then still arrives after a short quiet period, not after GIT_SETTLE_MAX_S."""
+    repo = Repo(tmp_path / "repo")
+    repo.write("src/a.py", "def a():\n    return 1\n")
+    repo.commit("first")
+    (repo.root / ".git" / "index.lock").write_text("")
+    for _ in start(repo.root, calls, debounce_s=0.05, max_delay_s=0.2, git_quiet_s=0.5):
+        saved = time.monotonic()
+        (repo.root / "src/b.py").write_text("def b():\n    pass\n", encoding="utf-8")
+        calls.wait(lambda: bool(calls.batches))
+        delivered = time.monotonic()
+
+    assert calls.batches == [["src/b.py"]]
+    assert (repo.root / ".git" / "index.lock").exists()
+    assert delivered - saved >= 0.5

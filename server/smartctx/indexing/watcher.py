@@ -83,8 +83,11 @@ RECONCILE_INTERVAL_S = 600.0
 # While git rewrites the work tree it holds its index lock (a checkout, merge, rebase, reset): events
 # are held back until the lock goes, so a branch switch arrives as one batch and is indexed by one
 # reconcile, not by one every MAX_DELAY_S while the checkout runs (each a full scan, parse of what
-# changed so far, resolution and scores). A lock left behind by a killed git holds them back no
-# longer than this after their first event.
+# changed so far, resolution and scores). A checkout writes files without pause, so a lock with no
+# work-tree event for GIT_QUIET_S is not a checkout: one left behind by a killed git, or held by a
+# `git commit` waiting for its message to be written. Nor does a stream of events go on being held back
+# longer than GIT_SETTLE_MAX_S after its first event.
+GIT_QUIET_S = 2.0
 GIT_SETTLE_MAX_S = 120.0
 GIT_LOCK_POLL_S = 0.05
 GIT_INDEX_LOCK_NAME = "index.lock"
@@ -119,6 +122,7 @@ class Watcher:
         debounce_s: float = DEBOUNCE_S,
         max_delay_s: float = MAX_DELAY_S,
         reconcile_interval_s: float = RECONCILE_INTERVAL_S,
+        git_quiet_s: float = GIT_QUIET_S,
     ) -> None:
         self.root = Path(os.path.realpath(root))
         self._config = config
@@ -127,6 +131,7 @@ class Watcher:
         self._debounce_s = debounce_s
         self._max_delay_s = max_delay_s
         self._reconcile_interval_s = reconcile_interval_s
+        self._git_quiet_s = git_quiet_s
         self._rules = IgnoreRules.load(self.root, config)
         self._inotify: InotifyFD | None = None
         self._lock = threading.Lock()
@@ -224,10 +229,11 @@ class Watcher:
             self._wakeup.wait(deadline - now)
 
     def _git_rewriting(self, now: float) -> bool:
-        """With ``_lock`` held: whether git holds its index lock, for no longer than GIT_SETTLE_MAX_S
-        since the first pending event."""
+        """With ``_lock`` held: whether git holds its index lock while events still arrive (the last
+        less than ``git_quiet_s`` ago), for no longer than GIT_SETTLE_MAX_S since the first pending event."""
         return (
             self._git_index_lock is not None
+            and now - self._last_event_s < self._git_quiet_s
             and now - self._first_event_s < GIT_SETTLE_MAX_S
             and self._git_index_lock.exists()
         )
