@@ -189,3 +189,123 @@ def test_a_file_re_indexed_as_a_difference_replaces_its_documents_and_one_whose_
             assert_same_index(dump(snapshot, with_search=True), fresh)
     finally:
         store.close()
+
+
+def test_killed_while_its_writers_stay_open_the_next_process_writes_and_rebuilds_it(tmp_path: Path) -> None:
+    """The writing process keeps tantivy's writers (and their locks) open across batches; killed in
+    the middle of one, after the files index took its commit and before the symbols index took its
+    own, it leaves the two at different generations, and the next process builds the index again."""
+    root, index_dir = tmp_path / "ws", tmp_path / "idx"
+    workspace(root, 6)
+    child = textwrap.dedent(
+        f"""
+        import os, signal, time
+        from pathlib import Path
+        import tantivy
+        from smartctx.indexing.indexer import IndexConfig, Indexer
+        from smartctx.store import lexical
+        from smartctx.store.index_store import IndexStore
+
+        root, index_dir = Path({str(root)!r}), Path({str(index_dir)!r})
+        lexical.REBUILD_BELOW_ROWS = 0
+        lexical.REBUILD_DELETED_SHARE = 1.0
+        commit = lexical._commit
+        dying = []
+
+        def files_generation():
+            folder = lexical.lexical_dir(index_dir / "index-v1.sqlite") / "files"
+            return lexical._marker(lexical._register(tantivy.Index.open(str(folder))).searcher())[0]
+
+        def commit_then_die(writer, changes, added, marker, rebuild):
+            if dying and added is changes.symbols:
+                while files_generation() != marker[0]:
+                    time.sleep(0.01)
+                os.kill(os.getpid(), signal.SIGKILL)
+            commit(writer, changes, added, marker, rebuild)
+
+        lexical._commit = commit_then_die
+        store = IndexStore(root, index_dir)
+        indexer = Indexer(root, store, IndexConfig(workers=0))
+        indexer.reconcile()
+        for number in range(3):
+            # The last update is killed, after two in place with the same writers.
+            if number == 2:
+                dying.append(True)
+            path = f"pkg/mod_{{number}}.py"
+            (root / path).write_text(f"def checkout_{{number}}(basket):\\n    return basket\\n")
+            indexer.update_paths([path], recompute_scores=False)
+        """
+    )
+    process = subprocess.run(
+        [sys.executable, "-c", child], env={"PYTHONPATH": str(SERVER)}, capture_output=True, timeout=120
+    )
+    assert process.returncode == -signal.SIGKILL, process.stderr.decode()
+    sqlite_generation, lexical_generation = generations(index_dir / "index-v1.sqlite")
+    # The files index holds the generation of the batch, the symbols index the one before.
+    assert lexical_generation is None
+
+    live = IndexStore(root, index_dir)
+    try:
+        assert generations(live.path) == (sqlite_generation, sqlite_generation)
+        indexer = Indexer(root, live, IndexConfig(workers=0))
+        (root / "pkg/mod_5.py").write_text("def refund_basket(order):\n    return order\n")
+        indexer.reconcile()
+        with live.snapshot() as snapshot:
+            found = {hit.node_id for hit in snapshot.search({"basket": 1}, 10)}
+            assert sorted(node.qualified_name for node in snapshot.nodes(found)) == [
+                "checkout_0",
+                "checkout_1",
+                "checkout_2",
+                "refund_basket",
+            ]
+            live_dump = dump(snapshot, with_search=True)
+    finally:
+        live.close()
+    assert_same_index(live_dump, fresh_dump(root, tmp_path / "fresh"))
+
+
+def test_a_process_that_stops_writing_lets_another_write_while_it_runs_on(tmp_path: Path) -> None:
+    """The writer's tantivy writers stay open from batch to batch; closing the store (a folder
+    leaving the workspace, a handover of the writer lock) must free them, or the next writer could
+    not write the lexical index while this process lives."""
+    root, index_dir = tmp_path / "ws", tmp_path / "idx"
+    workspace(root, 3)
+    store = IndexStore(root, index_dir)
+    indexer = Indexer(root, store, IndexConfig(workers=0))
+    indexer.reconcile()
+    (root / "pkg/mod_1.py").write_text("def checkout_basket(order):\n    return order\n")
+    indexer.update_paths(["pkg/mod_1.py"], recompute_scores=False)
+    store.close()
+    child = textwrap.dedent(
+        f"""
+        from pathlib import Path
+        from smartctx.indexing.indexer import IndexConfig, Indexer
+        from smartctx.store.index_store import IndexStore
+
+        root = Path({str(root)!r})
+        store = IndexStore(root, Path({str(index_dir)!r}))
+        (root / "pkg/mod_2.py").write_text("def refund_basket(order):\\n    return order\\n")
+        Indexer(root, store, IndexConfig(workers=0)).update_paths(["pkg/mod_2.py"], recompute_scores=False)
+        with store.snapshot() as snapshot:
+            found = {{hit.node_id for hit in snapshot.search({{"basket": 1}}, 10)}}
+            print(sorted(node.qualified_name for node in snapshot.nodes(found)))
+        store.close()
+        """
+    )
+    process = subprocess.run(
+        [sys.executable, "-c", child], env={"PYTHONPATH": str(SERVER)}, capture_output=True, timeout=120
+    )
+    assert process.returncode == 0, process.stderr.decode()
+    assert process.stdout.decode().strip() == "['checkout_basket', 'refund_basket']"
+
+    # And this process writes again once the other has stopped.
+    store = IndexStore(root, index_dir)
+    try:
+        (root / "pkg/mod_0.py").write_text("def basket_total(order):\n    return order\n")
+        Indexer(root, store, IndexConfig(workers=0)).update_paths(["pkg/mod_0.py"], recompute_scores=False)
+        with store.snapshot() as snapshot:
+            found = {hit.node_id for hit in snapshot.search({"basket": 1}, 10)}
+            names = sorted(node.qualified_name for node in snapshot.nodes(found))
+        assert names == ["basket_total", "checkout_basket", "refund_basket"]
+    finally:
+        store.close()

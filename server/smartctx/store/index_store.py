@@ -71,4 +71,7 @@ class IndexStore:
         return index_size_bytes(self.index_dir)
 
     def close(self) -> None:
+        """Stop writing: the lexical index's writers first (another process may take over once the
+        caller releases the writer lock), then the SQLite connection."""
+        lexical.LexicalIndex.stop_writing(self.path)
         self._connection.close()

@@ -31,6 +31,7 @@ import threading
 import time
 from array import array
 from collections.abc import Iterator, Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import ClassVar
@@ -51,7 +52,7 @@ FILE_COLUMN_REPEATS = (1, 3)  # body, path
 REBUILD_BELOW_ROWS = 5_000
 # Above it, changes are applied in place until the deleted rows still counted reach this share.
 REBUILD_DELETED_SHARE = 0.10
-# Memory for tantivy's writer: enough for django's 43k rows in one segment, released after each batch.
+# Memory for tantivy's writer: enough for django's 43k rows in one segment, released at each commit.
 WRITER_HEAP_BYTES = 64 * 1024 * 1024
 # A top-k is asked for this many more hits than wanted, so that ties at the cut can be ordered by id
 # (as FTS5's ``ORDER BY rank, rowid`` did) rather than by where tantivy stored them.
@@ -69,6 +70,11 @@ _MARKER = 1
 
 class LexicalIndexMissingError(Exception):
     """The lexical index folder is missing or unreadable; the writer builds it on open."""
+
+
+class LexicalIndexBusyError(Exception):
+    """Another writer (another process, or another handle in this one) holds tantivy's lock on the
+    lexical index; only the process holding the index's writer lock may write it (live/sharing.py)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -196,7 +202,10 @@ class LexicalIndex:
     """The two tantivy indexes beside one SQLite index file, for one process.
 
     Readers share the opened indexes (each snapshot takes a searcher of the latest commit); the
-    writer is the process holding SQLite's write lock, and opens tantivy's writer per batch.
+    writer is the process holding SQLite's write lock. It opens tantivy's writers at its first batch
+    and keeps them until it stops writing (:meth:`release`): tantivy merges segments in threads of
+    its writer, which a writer dropped after each batch would kill, so a batch would have to wait
+    for them (a merge took 0.2 s of an update's p95 on django).
     """
 
     _opened: ClassVar[dict[Path, LexicalIndex]] = {}
@@ -206,6 +215,12 @@ class LexicalIndex:
         self.folder = folder
         self._symbols = _register(tantivy.Index.open(str(folder / _SYMBOLS)))
         self._files = _register(tantivy.Index.open(str(folder / _FILES)))
+        # Guarded by _writing: this process's writers of the files and the symbols index while it
+        # writes them (each holds tantivy's lock on its folder), None otherwise.
+        self._writing = threading.Lock()
+        self._writers: tuple[tantivy.IndexWriter, tantivy.IndexWriter] | None = None
+        # Commits the files index while the caller commits the symbols index (see :meth:`apply`).
+        self._committer: ThreadPoolExecutor | None = None
 
     @classmethod
     def for_index(cls, index_path: Path) -> LexicalIndex:
@@ -224,8 +239,19 @@ class LexicalIndex:
 
     @classmethod
     def forget(cls, index_path: Path) -> None:
+        """Drop the process's handle (and its writers) on the lexical index of ``index_path``."""
         with cls._opened_lock:
-            cls._opened.pop(lexical_dir(index_path), None)
+            found = cls._opened.pop(lexical_dir(index_path), None)
+        if found is not None:
+            found.release()
+
+    @classmethod
+    def stop_writing(cls, index_path: Path) -> None:
+        """This process no longer writes the index of ``index_path``: release its lexical writers."""
+        with cls._opened_lock:
+            found = cls._opened.get(lexical_dir(index_path))
+        if found is not None:
+            found.release()
 
     def reader(self, generation: int) -> LexicalReader:
         """Searchers of the latest commits, waiting briefly while either holds an older generation
@@ -257,26 +283,57 @@ class LexicalIndex:
         return max(0, int(self._symbols.searcher().num_docs) - 1)
 
     def apply(self, changes: LexicalChanges, generation: int, *, rebuild: bool = False) -> None:
-        """Commit one batch's changes (with ``rebuild``, replace everything with them), files first
-        and then definitions. The generation marker goes into each commit, so a reader sees each
-        index at one generation or the other, never between."""
+        """Commit one batch's changes (with ``rebuild``, replace everything with them) to both
+        indexes, the files index on the committer thread while the symbols index commits on this
+        one: a commit mostly waits for the disk, and the two waits overlap (on django, side by side,
+        p50 72 ms in parallel against 229 ms one after the other on a loaded machine). Both have
+        committed when this returns. The generation marker goes into each commit, so a reader sees
+        each index at one generation or the other, never between."""
         deleted = 0 if rebuild else self.state().deleted_rows + changes.removed_rows
-        for index, added in (
-            (self._files, [(file_id, file_id, text) for file_id, text in changes.files]),
-            (self._symbols, changes.symbols),
-        ):
-            writer = index.writer(heap_size=WRITER_HEAP_BYTES, num_threads=1)
-            if rebuild:
-                writer.delete_all_documents()
-            else:
-                for file_id in sorted(changes.removed_files):
-                    writer.delete_documents_by_term("file", file_id)
-                writer.delete_documents_by_term("marker", _MARKER)
-            for row_id, file_id, text in added:
-                writer.add_document(tantivy.Document(id=row_id, file=file_id, words=text))
-            writer.add_document(tantivy.Document(id=generation, marker=_MARKER, deleted=deleted))
-            writer.commit()
-            writer.wait_merging_threads()
+        marker = (generation, deleted)
+        with self._writing:
+            if self._writers is None or self._committer is None:
+                self._writers = (self._writer(self._files), self._writer(self._symbols))
+                self._committer = ThreadPoolExecutor(max_workers=1, thread_name_prefix="smartctx-lexical")
+            files_writer, symbols_writer = self._writers
+            try:
+                files = self._committer.submit(
+                    _commit,
+                    files_writer,
+                    changes,
+                    [(file_id, file_id, text) for file_id, text in changes.files],
+                    marker,
+                    rebuild,
+                )
+                try:
+                    _commit(symbols_writer, changes, changes.symbols, marker, rebuild)
+                finally:
+                    # The batch ends with both commits; an error of the files commit is raised here
+                    # (chained to the symbols commit's, if that failed too).
+                    files.result()
+            except BaseException:
+                # A writer whose commit failed may hold half a batch: the next batch opens new ones,
+                # and finds the generation behind SQLite's, so it builds the index again.
+                self._writers = None
+                raise
+
+    @staticmethod
+    def _writer(index: tantivy.Index) -> tantivy.IndexWriter:
+        try:
+            return index.writer(heap_size=WRITER_HEAP_BYTES, num_threads=1)
+        except ValueError as error:
+            raise LexicalIndexBusyError(f"another writer holds the lexical index: {error}") from error
+
+    def release(self) -> None:
+        """Stop writing: let the merges under way finish, then close the writers, which frees
+        tantivy's locks for the next process to write. Nothing when this process holds none."""
+        with self._writing:
+            writers, self._writers = self._writers, None
+            committer, self._committer = self._committer, None
+            if committer is not None:
+                committer.shutdown()
+            for writer in writers or ():
+                writer.wait_merging_threads()
 
     def needs_rebuild(self, changes: LexicalChanges) -> bool:
         """Whether this batch is better applied as a rebuild: the index is small enough that a
@@ -287,6 +344,28 @@ class LexicalIndex:
             return True
         deleted = self.state().deleted_rows + changes.removed_rows
         return deleted > REBUILD_DELETED_SHARE * rows
+
+
+def _commit(
+    writer: tantivy.IndexWriter,
+    changes: LexicalChanges,
+    added: Sequence[tuple[int, int, str]],
+    marker: tuple[int, int],
+    rebuild: bool,
+) -> None:
+    """One index's part of a batch: the rows of removed files go (with ``rebuild``, every row),
+    ``added`` and the new marker (generation, deleted rows) come, in one commit."""
+    if rebuild:
+        writer.delete_all_documents()
+    else:
+        for file_id in sorted(changes.removed_files):
+            writer.delete_documents_by_term("file", file_id)
+        writer.delete_documents_by_term("marker", _MARKER)
+    for row_id, file_id, text in added:
+        writer.add_document(tantivy.Document(id=row_id, file=file_id, words=text))
+    generation, deleted = marker
+    writer.add_document(tantivy.Document(id=generation, marker=_MARKER, deleted=deleted))
+    writer.commit()
 
 
 def _marker(searcher: tantivy.Searcher) -> tuple[int | None, int]:
