@@ -292,8 +292,9 @@ class LexicalIndex:
         deleted = 0 if rebuild else self.state().deleted_rows + changes.removed_rows
         marker = (generation, deleted)
         with self._writing:
-            if self._writers is None or self._committer is None:
+            if self._writers is None:
                 self._writers = (self._writer(self._files), self._writer(self._symbols))
+            if self._committer is None:
                 self._committer = ThreadPoolExecutor(max_workers=1, thread_name_prefix="smartctx-lexical")
             files_writer, symbols_writer = self._writers
             try:
