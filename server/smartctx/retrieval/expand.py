@@ -60,16 +60,16 @@ def expand(
             break
         offers: dict[int, Reach] = {}
         hop_edges = snapshot.edges_touching(frontier)
-        for edge in hop_edges:
-            for near, far in ((edge.src_id, edge.dst_id), (edge.dst_id, edge.src_id)):
-                if near not in reached or reached[near].hops != hop - 1 or far in reached:
+        # The nodes the last hop reached, which are those this one expands from.
+        ends = set(frontier)
+        for src_id, dst_id, kind, confidence in hop_edges:
+            for near, far in ((src_id, dst_id), (dst_id, src_id)):
+                if near not in ends or far in reached:
                     continue
-                if edge.kind == "contains" and nodes[near].kind is SymbolKind.MODULE:
+                if kind == "contains" and nodes[near].kind is SymbolKind.MODULE:
                     continue
                 origin = reached[near]
-                strength = (
-                    origin.strength * HOP_DECAY * edge.confidence * EDGE_KIND_FACTORS.get(edge.kind, 0.5)
-                )
+                strength = origin.strength * HOP_DECAY * confidence * EDGE_KIND_FACTORS.get(kind, 0.5)
                 best = offers.get(far)
                 if best is None or strength > best.strength:
                     offers[far] = Reach(origin.seed, hop, strength)
