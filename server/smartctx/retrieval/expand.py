@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
+from typing import NamedTuple
 
 from smartctx.core.model import SymbolKind
 from smartctx.store.snapshot import EdgeRow, IndexSnapshot, NodeRow
@@ -28,8 +29,10 @@ EDGE_KIND_FACTORS: Mapping[str, float] = {
 }
 
 
-@dataclass(frozen=True)
-class Reach:
+class Reach(NamedTuple):
+    """How a node was reached: from which seed, in how many hops, how strongly. A tuple, for the
+    same reason as ``ScoredNode``: the expansion makes hundreds."""
+
     seed: int
     hops: int
     strength: float
