@@ -54,7 +54,7 @@ from smartctx.live.tasks import BackgroundTasks
 from smartctx.store.commits import CommitWatch
 from smartctx.store.database import INDEX_FILE_NAME, IndexUnavailableError, check_index
 from smartctx.store.index_store import IndexStore, default_index_dir
-from smartctx.store.snapshot import IndexSnapshot
+from smartctx.store.snapshot import IndexSnapshot, SnapshotPool
 
 # Progress notifications while indexing, at most this often (a first index reports every file).
 STATUS_INTERVAL_S = 0.25
@@ -117,6 +117,8 @@ class LiveIndex:
         self._config = IndexConfig(scan=ScanConfig(extra_ignores=exclude))
         self._watcher: Watcher | None = None
         self._index_path: Path | None = None
+        # Queries' read connections, kept between requests (store/snapshot.py).
+        self._snapshots = SnapshotPool()
         # Git "why" breadcrumbs, cached per file content for the life of the server.
         self.history = GitHistory(root)
         # The files edited lately: buffers changed in the editor, saves the watcher sees.
@@ -257,13 +259,14 @@ class LiveIndex:
         self._index_thread.shutdown(wait=False, cancel_futures=False)
         self._watch_thread.shutdown(wait=False, cancel_futures=True)
         self._publish_thread.shutdown(wait=False, cancel_futures=False)
+        self._snapshots.close()
 
     def snapshot(self) -> IndexSnapshot:
         """A snapshot of what is committed now, once the index is open (waiting briefly for that).
         Queries read it on a query thread, never the event loop."""
         if not self._opened.wait(OPEN_WAIT_S) or self._index_path is None:
             raise IndexNotAvailableError(self._open_error or "the index is still being opened; try again")
-        return IndexSnapshot(self._index_path)
+        return self._snapshots.snapshot(self._index_path)
 
     def _claim(self) -> None:
         """On the index thread: write the index if no other process does, else follow the one that

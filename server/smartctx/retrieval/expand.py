@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
+from typing import NamedTuple
 
 from smartctx.core.model import SymbolKind
 from smartctx.store.snapshot import EdgeRow, IndexSnapshot, NodeRow
@@ -28,8 +29,10 @@ EDGE_KIND_FACTORS: Mapping[str, float] = {
 }
 
 
-@dataclass(frozen=True)
-class Reach:
+class Reach(NamedTuple):
+    """How a node was reached: from which seed, in how many hops, how strongly. A tuple, for the
+    same reason as ``ScoredNode``: the expansion makes hundreds."""
+
     seed: int
     hops: int
     strength: float
@@ -60,16 +63,16 @@ def expand(
             break
         offers: dict[int, Reach] = {}
         hop_edges = snapshot.edges_touching(frontier)
-        for edge in hop_edges:
-            for near, far in ((edge.src_id, edge.dst_id), (edge.dst_id, edge.src_id)):
-                if near not in reached or reached[near].hops != hop - 1 or far in reached:
+        # The nodes the last hop reached, which are those this one expands from.
+        ends = set(frontier)
+        for src_id, dst_id, kind, confidence in hop_edges:
+            for near, far in ((src_id, dst_id), (dst_id, src_id)):
+                if near not in ends or far in reached:
                     continue
-                if edge.kind == "contains" and nodes[near].kind is SymbolKind.MODULE:
+                if kind == "contains" and nodes[near].kind is SymbolKind.MODULE:
                     continue
                 origin = reached[near]
-                strength = (
-                    origin.strength * HOP_DECAY * edge.confidence * EDGE_KIND_FACTORS.get(edge.kind, 0.5)
-                )
+                strength = origin.strength * HOP_DECAY * confidence * EDGE_KIND_FACTORS.get(kind, 0.5)
                 best = offers.get(far)
                 if best is None or strength > best.strength:
                     offers[far] = Reach(origin.seed, hop, strength)

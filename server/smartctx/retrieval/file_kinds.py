@@ -79,6 +79,8 @@ _ATTRIBUTES = {
 _KIND_ORDER = (FileKind.GENERATED, FileKind.VENDORED, FileKind.DOCUMENTATION, FileKind.BUILD)
 
 
+# A request asks of a few thousand paths, most of them asked before.
+@lru_cache(maxsize=65_536)
 def is_test_path(path: str) -> bool:
     """Whether a workspace-relative path is test code, by the folder and file names test runners use."""
     *folders, name = path.split("/")

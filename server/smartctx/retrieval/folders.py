@@ -118,7 +118,7 @@ def build_context_multi(
         named.update(folder.node_id(node) for node in ranking.found.named)
         nodes.extend(folder.node(node) for node in ranking.expansion.nodes.values())
         edges.extend(
-            replace(edge, src_id=folder.node_id(edge.src_id), dst_id=folder.node_id(edge.dst_id))
+            edge._replace(src_id=folder.node_id(edge.src_id), dst_id=folder.node_id(edge.dst_id))
             for edge in ranking.expansion.edges
         )
     ranked.sort(
@@ -167,11 +167,11 @@ class _Renamed:
 
     def node(self, node: NodeRow) -> NodeRow:
         parent = None if node.parent_id is None else self.node_id(node.parent_id)
-        return replace(node, id=self.node_id(node.id), path=self._prefix + node.path, parent_id=parent)
+        return node._replace(id=self.node_id(node.id), path=self._prefix + node.path, parent_id=parent)
 
     def original(self, node: NodeRow) -> NodeRow:
         parent = None if node.parent_id is None else node.parent_id - self._offset
-        return replace(node, id=node.id - self._offset, path=split_path(node.path)[1], parent_id=parent)
+        return node._replace(id=node.id - self._offset, path=split_path(node.path)[1], parent_id=parent)
 
     def scored(self, item: ScoredNode) -> ScoredNode:
         return ScoredNode(self.node(item.node), item.score, item.parts)

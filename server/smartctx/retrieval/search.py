@@ -71,18 +71,24 @@ def search(snapshot: IndexSnapshot, task: ParsedTask, candidate_limit: int) -> S
 
     named: set[int] = set()
     dotted_matches: set[int] = set()
-    dotted_parts = [dotted.rpartition(".") for dotted in task.dotted_names]
-    by_name = snapshot.nodes_with_names([*task.identifiers, *(name for _, _, name in dotted_parts)])
-    for identifier in task.identifiers:
-        if identifier.lower() in terms.common_words:
-            continue
+    # Only the names with few definitions are loaded: the others name nothing in particular.
+    plain = [identifier for identifier in task.identifiers if identifier.lower() not in terms.common_words]
+    few = [
+        name
+        for name, count in snapshot.definition_counts(plain).items()
+        if count <= MAX_DEFINITIONS_PER_NAMED
+    ]
+    by_name = snapshot.nodes_with_names(few)
+    for identifier in plain:
         definitions = [n for n in by_name.get(identifier, []) if n.kind is not SymbolKind.MODULE]
         if 0 < len(definitions) <= MAX_DEFINITIONS_PER_NAMED:
             named.update(n.id for n in definitions)
             nodes.update((n.id, n) for n in definitions)
-    for owner, _, name in dotted_parts:
+    for owner, _, name in (dotted.rpartition(".") for dotted in task.dotted_names):
         suffix = f"{owner.rpartition('.')[2]}.{name}"
-        definitions = [n for n in by_name.get(name, []) if n.qualified_name.endswith(suffix)]
+        definitions = [
+            n for n in snapshot.nodes_named_within(name, suffix) if n.qualified_name.endswith(suffix)
+        ]
         if 0 < len(definitions) <= MAX_DEFINITIONS_PER_NAMED:
             named.update(n.id for n in definitions)
             dotted_matches.update(n.id for n in definitions)

@@ -58,16 +58,20 @@ class QueryTerms:
 def query_terms(snapshot: IndexSnapshot, task: ParsedTask) -> QueryTerms:
     rows = max(1, snapshot.row_count())
     common_above = snapshot.common_cutoff()
-    forms = {word: _inflections(word) for word in task.prose}
     plain_names = {name.lower() for name in task.identifiers if name.isalpha() and name.islower()}
-    counts = snapshot.document_counts(
-        {*task.words, *(form for found in forms.values() for form in found), *plain_names}, common_above + 1
+    counts = snapshot.document_counts({*task.words, *plain_names}, common_above + 1)
+    # Only a prose word the code hardly uses is stemmed, so its forms are counted after the words.
+    forms = {
+        word: _inflections(word) for word in task.prose if counts.get(word, 0) <= MAX_STEMMED_WORD_DOCUMENTS
+    }
+    counts.update(
+        snapshot.document_counts({form for found in forms.values() for form in found}, common_above + 1)
     )
     present = {word: weight for word, weight in task.words.items() if counts.get(word)}
     kept = {word: weight for word, weight in present.items() if counts[word] <= common_above} or present
     weights = dict(kept)
     # A prose word the code does not use stands for its base forms, at its own weight.
-    for word in sorted(task.prose):
+    for word in sorted(forms):
         if counts.get(word, 0) <= MAX_STEMMED_WORD_DOCUMENTS:
             for form in forms[word]:
                 if 0 < counts.get(form, 0) <= common_above:

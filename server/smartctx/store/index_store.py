@@ -10,7 +10,7 @@ import platformdirs
 
 from smartctx.store import lexical
 from smartctx.store.database import INDEX_FILE_NAME, OpenedIndex, open_index
-from smartctx.store.snapshot import IndexSnapshot
+from smartctx.store.snapshot import IndexSnapshot, SnapshotPool
 from smartctx.store.writer import IndexWriter
 
 APP_NAME = "smartctx"
@@ -63,15 +63,17 @@ class IndexStore:
         # The lexical index is derived data: if it does not hold what SQLite holds, it is built again
         # from SQLite's rows before anything reads it.
         self.writer.check_lexical()
+        self._snapshots = SnapshotPool()
 
     def snapshot(self) -> IndexSnapshot:
-        return IndexSnapshot(self.path)
+        return self._snapshots.snapshot(self.path)
 
     def size_bytes(self) -> int:
         return index_size_bytes(self.index_dir)
 
     def close(self) -> None:
         """Stop writing: the lexical index's writers first (another process may take over once the
-        caller releases the writer lock), then the SQLite connection."""
+        caller releases the writer lock), then the kept read connections and the SQLite connection."""
         lexical.LexicalIndex.stop_writing(self.path)
+        self._snapshots.close()
         self._connection.close()

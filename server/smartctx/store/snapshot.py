@@ -1,17 +1,22 @@
 """A read-only, consistent view of the index for queries.
 
-Each snapshot is its own read-only connection inside one read transaction: SQLite's WAL mode lets it
-see the index exactly as it was when the snapshot began while a writer carries on (design.md §2).
+Each snapshot is a read-only connection inside one read transaction: SQLite's WAL mode lets it see
+the index exactly as it was when the snapshot began while a writer carries on (design.md §2). The
+connection is the snapshot's own, or one a :class:`SnapshotPool` lends it for its lifetime.
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+import sqlite3
+import threading
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
+from functools import partial
+from operator import itemgetter
 from pathlib import Path
 from types import TracebackType
-from typing import Any, NamedTuple
+from typing import Any, NamedTuple, cast
 
 from smartctx.core.model import SymbolKind
 from smartctx.store.database import SEARCH_GENERATION_KEY, connect
@@ -26,8 +31,10 @@ MAX_TERM_DOCUMENT_SHARE = 0.02
 MIN_COMMON_DOCUMENTS = 200
 
 
-@dataclass(frozen=True, slots=True)
-class NodeRow:
+class NodeRow(NamedTuple):
+    """One definition with its file and scores. A tuple, not a dataclass: a request reads about a
+    thousand, and a frozen dataclass's constructor costs several times a tuple's."""
+
     id: int
     path: str
     language: str
@@ -44,8 +51,9 @@ class NodeRow:
     usage: float
 
 
-@dataclass(frozen=True, slots=True)
-class EdgeRow:
+class EdgeRow(NamedTuple):
+    """One edge of the graph; a tuple for the same reason as :class:`NodeRow`."""
+
     src_id: int
     dst_id: int
     kind: str
@@ -82,12 +90,19 @@ class Uses:
     top: tuple[Use, ...]
 
 
+# An edge from its row by tuple.__new__ itself: a NamedTuple's ``_make`` is a Python function, one
+# call per row of the thousand a request reads.
+_new_edge = cast(Callable[[Iterable[Any]], EdgeRow], partial(tuple.__new__, EdgeRow))
+# The order edges are listed in: by their ends, then kind (an edge's confidence is no part of it).
+_EDGE_ORDER = itemgetter(0, 1, 2)
+
 # The edge kinds that count as a use of a definition (imports and containment do not).
 _USE_EDGE_KINDS = ("calls", "references")
 
 
-@dataclass(frozen=True, slots=True)
-class SearchHit:
+class SearchHit(NamedTuple):
+    """A definition the lexical index matched; a tuple, as a request reads hundreds."""
+
     node_id: int
     bm25: float
 
@@ -153,20 +168,150 @@ def _node(row: Any) -> NodeRow:
     )
 
 
-class IndexSnapshot:
-    """Read-only queries over one consistent state of the index. Close it (or use ``with``)."""
+# Idle read connections a pool keeps for later snapshots: one for each query thread
+# (live/workspace.py) and spares; a snapshot that finds none idle opens one.
+KEPT_READ_CONNECTIONS = 4
 
-    def __init__(self, index_path: Path) -> None:
-        self._db = connect(index_path, read_only=True)
+
+@dataclass(frozen=True, slots=True)
+class _FileIdentity:
+    """Which file a path named when a connection was opened: an index moved aside and created again
+    (database.py) is another file at the same path, whose generations start again at 0."""
+
+    path: Path
+    device: int
+    inode: int
+
+
+def _identity(index_path: Path) -> _FileIdentity | None:
+    try:
+        stat = index_path.stat()
+    except OSError:
+        return None
+    return _FileIdentity(index_path, stat.st_dev, stat.st_ino)
+
+
+class _GenerationValues:
+    """Values every snapshot at one search generation shares, filled by the first that needs them.
+
+    A batch that adds or removes a file or a definition changes search rows, and every such batch
+    counts one more generation (writer.py, ``SEARCH_GENERATION_KEY``); so the set of indexed paths,
+    the number of definitions and the file of each are the same in every snapshot at one
+    generation. Nothing that can change without the generation (a definition's lines, scores,
+    edges) belongs here.
+    """
+
+    def __init__(self, generation: int) -> None:
+        self.generation = generation
+        self.rows: int | None = None
+        self.paths_by_name: dict[str, list[str]] | None = None
+        self.paths_by_node: dict[int, str] = {}
+
+
+@dataclass(frozen=True, slots=True)
+class _Lease:
+    connection: sqlite3.Connection
+    file: _FileIdentity | None
+
+
+class SnapshotPool:
+    """Snapshots of one index file that reuse read-only connections, for a process that answers
+    many queries; close it with the index.
+
+    A snapshot still begins its own read transaction, so it sees the newest committed state and keeps
+    seeing it while writers carry on. What a reused connection keeps from one transaction to the
+    next is what it would otherwise build again per request: SQLite's page cache (checked against
+    the write-ahead log at each transaction's start), its prepared statements, and the values of
+    the latest search generation (:class:`_GenerationValues`). A connection serves one snapshot at a
+    time, so snapshots may run on any threads.
+    """
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._idle: list[sqlite3.Connection] = []
+        self._file: _FileIdentity | None = None
+        self._values: _GenerationValues | None = None
+        self._closed = False
+
+    def snapshot(self, index_path: Path) -> IndexSnapshot:
+        return IndexSnapshot(index_path, self)
+
+    def lease(self, index_path: Path) -> _Lease:
+        """An idle connection to the file at ``index_path`` now, or a new one. Connections to a file
+        the path no longer names are closed, never reused."""
+        file = _identity(index_path)
+        with self._lock:
+            stale: list[sqlite3.Connection] = []
+            if file is None or file != self._file:
+                stale, self._idle = self._idle, []
+                self._file, self._values = file, None
+            connection = self._idle.pop() if self._idle else None
+        for old in stale:
+            old.close()
+        return _Lease(connection or connect(index_path, read_only=True), file)
+
+    def give_back(self, lease: _Lease) -> None:
+        """End the lease's read transaction and keep its connection for a later snapshot."""
+        connection = lease.connection
+        try:
+            connection.rollback()
+        except sqlite3.Error:
+            connection.close()
+            return
+        with self._lock:
+            keep = not self._closed and lease.file == self._file and len(self._idle) < KEPT_READ_CONNECTIONS
+            if keep:
+                self._idle.append(connection)
+        if not keep:
+            connection.close()
+
+    def values_at(self, lease: _Lease, generation: int) -> _GenerationValues:
+        """The shared values of ``generation`` for a snapshot of the lease's file; an older
+        generation's snapshot (one that began before a batch) gets values of its own."""
+        with self._lock:
+            if lease.file is None or lease.file != self._file:
+                return _GenerationValues(generation)
+            if self._values is None or self._values.generation < generation:
+                self._values = _GenerationValues(generation)
+            if self._values.generation == generation:
+                return self._values
+        return _GenerationValues(generation)
+
+    def close(self) -> None:
+        """Close the idle connections; those lent out close when their snapshots do."""
+        with self._lock:
+            self._closed = True
+            idle, self._idle = self._idle, []
+        for connection in idle:
+            connection.close()
+
+
+class IndexSnapshot:
+    """Read-only queries over one consistent state of the index. Close it (or use ``with``).
+
+    With a ``pool``, the snapshot reads on a connection the pool lends it until it closes.
+    """
+
+    def __init__(self, index_path: Path, pool: SnapshotPool | None = None) -> None:
         self._index_path = index_path
-        self._rows: int | None = None
-        self._paths_by_name: dict[str, list[str]] | None = None
+        self._pool = pool
+        self._lease = pool.lease(index_path) if pool is not None else None
+        self._db = self._lease.connection if self._lease is not None else connect(index_path, read_only=True)
         self._queries: dict[tuple[tuple[str, int], ...], dict[str, int]] = {}
         self._counts: dict[tuple[str, int], int] = {}
         self._lexical: LexicalReader | None = None
-        self._db.execute("BEGIN")
-        # The first read fixes the snapshot; later writes by the indexer stay invisible to it.
-        self._generation = int(self.meta(SEARCH_GENERATION_KEY) or 0)
+        try:
+            self._db.execute("BEGIN")
+            # The first read fixes the snapshot; later writes by the indexer stay invisible to it.
+            self._generation = int(self.meta(SEARCH_GENERATION_KEY) or 0)
+        except BaseException:
+            self.close()
+            raise
+        self._values = (
+            pool.values_at(self._lease, self._generation)
+            if pool is not None and self._lease is not None
+            else _GenerationValues(self._generation)
+        )
 
     def _lexical_reader(self) -> LexicalReader:
         """The lexical index at this snapshot's generation (store/lexical.py), opened on first use."""
@@ -183,7 +328,12 @@ class IndexSnapshot:
         self.close()
 
     def close(self) -> None:
-        self._db.close()
+        """Close the connection, or give it back to the pool (once, however often this is called)."""
+        lease, self._lease = self._lease, None
+        if self._pool is None:
+            self._db.close()
+        elif lease is not None:
+            self._pool.give_back(lease)
 
     def meta(self, key: str) -> str | None:
         row = self._db.execute("SELECT value FROM meta WHERE key = ?", (key,)).fetchone()
@@ -262,6 +412,34 @@ class IndexSnapshot:
             found.setdefault(node.name, []).append(node)
         return found
 
+    def definition_counts(self, names: Iterable[str]) -> dict[str, int]:
+        """How many definitions other than module nodes bear each name (names with none left out):
+        a name's rows are worth loading only when there are few (``get`` has hundreds)."""
+        wanted = sorted(set(names))
+        counts: dict[str, int] = {}
+        for start in range(0, len(wanted), _IDS_PER_QUERY):
+            chunk = wanted[start : start + _IDS_PER_QUERY]
+            counts.update(
+                self._db.execute(
+                    f"SELECT name, count(*) FROM nodes WHERE name IN ({','.join('?' * len(chunk))})"
+                    " AND kind != 'module' GROUP BY name",
+                    chunk,
+                )
+            )
+        return counts
+
+    def nodes_named_within(self, name: str, qualified_suffix: str) -> list[NodeRow]:
+        """Definitions named ``name`` whose qualified name ends with ``qualified_suffix`` (a dotted
+        mention such as ``QuerySet.bulk_create``), by id."""
+        return [
+            _node(row)
+            for row in self._db.execute(
+                f"SELECT {_NODE_COLUMNS} FROM {_NODE_FROM} WHERE n.name = ?"
+                " AND substr(n.qualified_name, -length(?2)) = ?2 ORDER BY n.id",
+                (name, qualified_suffix),
+            )
+        ]
+
     def module_ids(self, paths: Iterable[str]) -> dict[str, int]:
         """The module node of each indexed file among ``paths``."""
         found: dict[str, int] = {}
@@ -278,16 +456,28 @@ class IndexSnapshot:
         return found
 
     def paths_of(self, node_ids: Iterable[int]) -> dict[int, str]:
-        """The file path of each node, without loading the rest of the row."""
+        """The file path of each node, without loading the rest of the row. A node never changes
+        file (a definition moved to another file is a new one), so the paths read are kept for
+        the generation: most of a request's hits were some earlier request's."""
+        known = self._values.paths_by_node
         paths: dict[int, str] = {}
-        for chunk, marks in _id_chunks(node_ids):
-            paths.update(
+        missing: list[int] = []
+        for node_id in node_ids:
+            path = known.get(node_id)
+            if path is None:
+                missing.append(node_id)
+            else:
+                paths[node_id] = path
+        for chunk, marks in _id_chunks(missing):
+            found = dict(
                 self._db.execute(
                     "SELECT n.id, f.path FROM nodes n JOIN files f ON f.id = n.file_id"
                     f" WHERE n.id IN ({marks})",
                     chunk,
                 )
             )
+            paths.update(found)
+            known.update(found)
         return paths
 
     def edges_touching(self, node_ids: Sequence[int]) -> list[EdgeRow]:
@@ -295,15 +485,17 @@ class IndexSnapshot:
         found: set[EdgeRow] = set()
         for chunk, marks in _id_chunks(node_ids, _IDS_PER_DOUBLE_QUERY):
             found.update(
-                EdgeRow(*row)
-                for row in self._db.execute(
-                    f"SELECT src_id, dst_id, kind, confidence FROM edges"
-                    f" WHERE src_id IN ({marks}) UNION SELECT src_id, dst_id, kind, confidence FROM edges"
-                    f" WHERE dst_id IN ({marks})",
-                    chunk + chunk,
+                map(
+                    _new_edge,
+                    self._db.execute(
+                        f"SELECT src_id, dst_id, kind, confidence FROM edges"
+                        f" WHERE src_id IN ({marks}) UNION SELECT src_id, dst_id, kind, confidence FROM edges"
+                        f" WHERE dst_id IN ({marks})",
+                        chunk + chunk,
+                    ),
                 )
             )
-        return sorted(found, key=lambda e: (e.src_id, e.dst_id, e.kind))
+        return sorted(found, key=_EDGE_ORDER)
 
     def neighbours(self, node_id: int, limit: int) -> list[Neighbour]:
         """The nodes at the other end of at most ``limit`` edges out of ``node_id`` (first) and
@@ -332,12 +524,14 @@ class IndexSnapshot:
         found: list[EdgeRow] = []
         for chunk, marks in _id_chunks(node_ids):
             found.extend(
-                EdgeRow(*row)
-                for row in self._db.execute(
-                    "SELECT src_id, dst_id, kind, max(confidence) FROM edges"
-                    f" WHERE dst_id IN ({marks}) AND kind != 'contains'"
-                    " GROUP BY dst_id, src_id, kind ORDER BY dst_id, src_id, kind LIMIT ?",
-                    [*chunk, limit - len(found) + 1],
+                map(
+                    _new_edge,
+                    self._db.execute(
+                        "SELECT src_id, dst_id, kind, max(confidence) FROM edges"
+                        f" WHERE dst_id IN ({marks}) AND kind != 'contains'"
+                        " GROUP BY dst_id, src_id, kind ORDER BY dst_id, src_id, kind LIMIT ?",
+                        [*chunk, limit - len(found) + 1],
+                    ),
                 )
             )
             if len(found) > limit:
@@ -431,9 +625,10 @@ class IndexSnapshot:
         return max(MIN_COMMON_DOCUMENTS, int(MAX_TERM_DOCUMENT_SHARE * self.row_count()))
 
     def row_count(self) -> int:
-        if self._rows is None:
-            self._rows = int(self._db.execute("SELECT count(*) FROM nodes").fetchone()[0])
-        return self._rows
+        values = self._values
+        if values.rows is None:
+            values.rows = int(self._db.execute("SELECT count(*) FROM nodes").fetchone()[0])
+        return values.rows
 
     def innermost_node_at(self, path: str, line: int) -> NodeRow | None:
         """The smallest definition whose span holds ``line`` (the module node if none does).
@@ -496,35 +691,41 @@ class IndexSnapshot:
 
     def paths_ending_with(self, suffix: str) -> list[str]:
         """Indexed paths equal to ``suffix`` or ending with ``/suffix`` (a path named in a task)."""
-        if self._paths_by_name is None:
-            self._paths_by_name = {}
+        paths_by_name = self._values.paths_by_name
+        if paths_by_name is None:
+            paths_by_name = {}
             for path in self.file_paths():
-                self._paths_by_name.setdefault(path.rpartition("/")[2], []).append(path)
+                paths_by_name.setdefault(path.rpartition("/")[2], []).append(path)
+            self._values.paths_by_name = paths_by_name
         tail = "/" + suffix
         return [
             path
-            for path in self._paths_by_name.get(suffix.rpartition("/")[2], [])
+            for path in paths_by_name.get(suffix.rpartition("/")[2], [])
             if path == suffix or path.endswith(tail)
         ]
 
     def top_definitions(self, paths: Iterable[str], per_file: int) -> dict[str, list[NodeRow]]:
-        """The ``per_file`` most central definitions (by PageRank, then position) of each file."""
+        """The ``per_file`` most central definitions (by PageRank, then position) of each file.
+
+        Every definition of the files is ranked from its id, place and score alone, and only the
+        few chosen are loaded whole: ranking whole rows in SQL cost twice as much.
+        """
         wanted = sorted(set(paths))
-        found: dict[str, list[NodeRow]] = {}
+        ranked: dict[str, list[tuple[float, int, int]]] = {}
         for start in range(0, len(wanted), _IDS_PER_QUERY):
             chunk = wanted[start : start + _IDS_PER_QUERY]
-            marks = ",".join("?" * len(chunk))
-            for row in self._db.execute(
-                f"SELECT {_NODE_COLUMNS} FROM (SELECT n.id AS node_id, row_number() OVER ("
-                " PARTITION BY n.file_id ORDER BY coalesce(s.pagerank, 0) DESC, n.start_line, n.id) AS place"
-                f" FROM {_NODE_FROM} WHERE f.path IN ({marks}) AND n.kind != 'module') top"
-                f" JOIN nodes n ON n.id = top.node_id JOIN files f ON f.id = n.file_id"
-                " LEFT JOIN scores s ON s.node_id = n.id WHERE top.place <= ? ORDER BY f.path, top.place",
-                [*chunk, per_file],
+            for node_id, path, pagerank, start_line in self._db.execute(
+                f"SELECT n.id, f.path, coalesce(s.pagerank, 0), n.start_line FROM {_NODE_FROM}"
+                f" WHERE f.path IN ({','.join('?' * len(chunk))}) AND n.kind != 'module'",
+                chunk,
             ):
-                node = _node(row)
-                found.setdefault(node.path, []).append(node)
-        return found
+                ranked.setdefault(path, []).append((-pagerank, start_line, node_id))
+        chosen = {
+            path: [node_id for _, _, node_id in sorted(entries)[: max(0, per_file)]]
+            for path, entries in sorted(ranked.items())
+        }
+        loaded = {node.id: node for node in self.nodes(node_id for ids in chosen.values() for node_id in ids)}
+        return {path: [loaded[node_id] for node_id in ids] for path, ids in chosen.items() if ids}
 
     def all_edges(self) -> list[tuple[str, str, str, str, str, float]]:
         """Every edge by the stable names of its ends: (src path, src qualified name, dst path,
