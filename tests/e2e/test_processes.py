@@ -225,8 +225,8 @@ async def test_two_servers_started_at_once_index_the_folder_once(shop: Path, tmp
         roles = sorted(status["role"] for status in statuses)
         assert roles == ["follower", "writer"]
         writer, follower = (one, other) if statuses[0]["role"] == "writer" else (other, one)
-        assert "(first index)" in writer.log()
-        assert "(first index)" not in follower.log()
+        assert "(on opening)" in writer.log()
+        assert "(on opening)" not in follower.log()
         assert [status.get("writerPid") for status in statuses if status["role"] == "follower"] == [
             writer.pid
         ]

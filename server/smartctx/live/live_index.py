@@ -280,7 +280,7 @@ class LiveIndex:
             )
             return
         if acquired:
-            self._open_and_reconcile("first index")
+            self._open_and_reconcile("on opening")
             return
         with self._lock:
             if self._stop.is_set():
