@@ -12,7 +12,14 @@ follower, whatever following costs.
 Each pack's own stage timings (``metadata.timingsMs``) are kept too, so the overhead splits into the
 pipeline inside the server and everything around it.
 
+With ``--version NAME=SERVER`` (twice or more: a frozen tree's ``server`` folder each), each version
+runs a writer of its own, on its own copy of the index, and each task is asked in process, then of
+each version's server in turn (the order rotating from task to task), so that versions are compared
+under the same load. The in-process path runs the code the benchmark itself imports.
+
     .venv/bin/python bench/mcp_perf.py /path/to/django --repo django/django
+    PYTHONPATH=/work/frozen-b/server .venv/bin/python bench/mcp_perf.py /path/to/django \
+        --version main=/work/frozen-a/server --version new=/work/frozen-b/server
 """
 
 from __future__ import annotations
@@ -20,10 +27,12 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import shutil
 import statistics
 import sys
 import tempfile
 import time
+from contextlib import AsyncExitStack
 from pathlib import Path
 from typing import Any
 
@@ -69,10 +78,12 @@ async def role_of(client: Client) -> str:
         await anyio.sleep(0.1)
 
 
-def server(root: Path, index_parent: Path) -> Client:
+def server(root: Path, index_parent: Path, code: str | None = None) -> Client:
+    """A ``smartctx mcp`` server running ``code`` (a ``server`` folder), else the benchmark's own."""
     # The SDK passes a server only a few environment variables; PYTHONPATH names the frozen tree
     # under test, without which the server would run whatever smartctx the interpreter has installed.
-    forwarded = {"PYTHONPATH": os.environ["PYTHONPATH"]} if "PYTHONPATH" in os.environ else None
+    code = code or os.environ.get("PYTHONPATH")
+    forwarded = {"PYTHONPATH": code} if code else None
     parameters = StdioServerParameters(
         command=sys.executable,
         args=["-m", "smartctx", "mcp", "--root", str(root), "--index-dir", str(index_parent)],
@@ -103,16 +114,54 @@ async def side_by_side(
                     )
                 times[PATHS[0]].append((time.perf_counter() - began) * 1000)
                 for name, client in zip(PATHS[1:], (writer, follower), strict=True):
-                    began = time.perf_counter()
-                    result = await client.call_tool(
-                        "get_context_for_task", {"task": task, "budgetTokens": budget}
-                    )
-                    times[name].append((time.perf_counter() - began) * 1000)
-                    if result.is_error or result.structured_content is None:
-                        raise RuntimeError(f"the tool failed: {result.content}")
-                    stages = result.structured_content["metadata"]["timingsMs"]
-                    pipeline[name].append(sum(stages.values()))
+                    times[name].append(await timed_call(client, task, budget, pipeline[name]))
     return times, pipeline
+
+
+async def versions_side_by_side(
+    root: Path,
+    index_parents: dict[str, Path],
+    index_path: Path,
+    tasks: list[str],
+    budget: int,
+    codes: dict[str, str],
+) -> tuple[dict[str, list[float]], dict[str, list[float]]]:
+    """As :func:`side_by_side`, with one writer per version; paths are named by version."""
+    sources, counter = WorkspaceSources(root), TokenCounter()
+    names = [f"MCP writer over stdio ({name})" for name in codes]
+    times: dict[str, list[float]] = {name: [] for name in [PATHS[0], *names]}
+    pipeline: dict[str, list[float]] = {name: [] for name in names}
+    async with AsyncExitStack() as stack:
+        clients = []
+        for version, code in codes.items():
+            client = await stack.enter_async_context(server(root, index_parents[version], code))
+            if await role_of(client) != "writer":
+                raise RuntimeError(f"{version}'s server does not write its own index")
+            clients.append(client)
+        for number, task in enumerate(tasks):
+            began = time.perf_counter()
+            with IndexSnapshot(index_path) as snapshot:
+                build_context(
+                    ContextRequest(task, ContextOptions(budget_tokens=budget)), snapshot, counter, sources
+                )
+            times[PATHS[0]].append((time.perf_counter() - began) * 1000)
+            turn = number % len(names)
+            for name, client in [*zip(names, clients, strict=True)][turn:] + [
+                *zip(names, clients, strict=True)
+            ][:turn]:
+                times[name].append(await timed_call(client, task, budget, pipeline[name]))
+    return times, pipeline
+
+
+async def timed_call(client: Client, task: str, budget: int, pipeline: list[float]) -> float:
+    """One ``get_context_for_task`` call's wall time in ms; its pack's own stage times go to ``pipeline``."""
+    began = time.perf_counter()
+    result = await client.call_tool("get_context_for_task", {"task": task, "budgetTokens": budget})
+    elapsed = (time.perf_counter() - began) * 1000
+    if result.is_error or result.structured_content is None:
+        raise RuntimeError(f"the tool failed: {result.content}")
+    pipeline.append(sum(result.structured_content["metadata"]["timingsMs"].values()))
+    return elapsed
 
 
 def main() -> None:
@@ -125,7 +174,15 @@ def main() -> None:
     parser.add_argument("--limit", type=int, default=0, help="use only the first N tasks (0: all)")
     parser.add_argument("--budget", type=int, default=8000)
     parser.add_argument("--json", type=Path, default=Path("bench/out/mcp_perf.json"))
+    parser.add_argument(
+        "--version",
+        action="append",
+        default=[],
+        metavar="NAME=SERVER",
+        help="a version's server folder (a frozen tree's server/); give two or more to compare them",
+    )
     args = parser.parse_args()
+    codes = dict(version.split("=", 1) for version in args.version)
     tasks = [
         row["problem_statement"]
         for row in map(json.loads, args.data.read_text().splitlines())
@@ -134,24 +191,43 @@ def main() -> None:
     tasks = tasks[: args.limit] if args.limit else tasks
     root = args.root.resolve()
     with tempfile.TemporaryDirectory(prefix="smartctx-mcp-perf-") as temp:
-        index_path = index_once(root, Path(temp))
-        times, pipeline = anyio.run(side_by_side, root, Path(temp), index_path, tasks, args.budget)
+        index_path = index_once(root, Path(temp) / "bench")
+        if codes:
+            # Each version writes an index of its own, a copy of the one just built.
+            parents = {version: Path(temp) / f"version-{number}" for number, version in enumerate(codes)}
+            for parent in parents.values():
+                shutil.copytree(Path(temp) / "bench", parent)
+            times, pipeline = anyio.run(
+                versions_side_by_side, root, parents, index_path, tasks, args.budget, codes
+            )
+        else:
+            times, pipeline = anyio.run(
+                side_by_side, root, Path(temp) / "bench", index_path, tasks, args.budget
+            )
     rows: dict[str, Any] = {}
     table = [
-        "| path | n | p50 ms | p95 ms | first ms | pipeline p50 ms |",
-        "|---|---|---|---|---|---|",
+        "| path | n | p50 ms | p95 ms | first ms | pipeline p50 ms | outside the pipeline p50 ms |",
+        "|---|---|---|---|---|---|---|",
     ]
-    for name in PATHS:
-        warm = times[name][1:]
+    for name, values in times.items():
+        warm = values[1:]
         p50, p95 = statistics.median(warm), percentile(warm, 0.95)
         inside = statistics.median(pipeline[name][1:]) if name in pipeline else None
-        rows[name] = {"n": len(warm), "p50_ms": p50, "p95_ms": p95, "first_ms": times[name][0]}
-        rows[name]["pipeline_p50_ms"] = inside
-        shown = "" if inside is None else f"{inside:.1f}"
-        table.append(f"| {name} | {len(warm)} | {p50:.1f} | {p95:.1f} | {times[name][0]:.0f} | {shown} |")
+        # Each call's wall time less its own pipeline: what the protocol costs, call by call.
+        outside = (
+            statistics.median([wall - own for wall, own in zip(warm, pipeline[name][1:], strict=True)])
+            if name in pipeline
+            else None
+        )
+        rows[name] = {"n": len(warm), "p50_ms": p50, "p95_ms": p95, "first_ms": values[0]}
+        rows[name] |= {"pipeline_p50_ms": inside, "outside_pipeline_p50_ms": outside}
+        shown = ["" if value is None else f"{value:.1f}" for value in (inside, outside)]
+        table.append(
+            f"| {name} | {len(warm)} | {p50:.1f} | {p95:.1f} | {values[0]:.0f} | {shown[0]} | {shown[1]} |"
+        )
     overhead = {
         name: {key: rows[name][key] - rows[PATHS[0]][key] for key in ("p50_ms", "p95_ms")}
-        for name in PATHS[1:]
+        for name in pipeline
     }
     print("\n".join(table))
     for name, extra in overhead.items():
@@ -165,6 +241,7 @@ def main() -> None:
                 "budget": args.budget,
                 "paths": rows,
                 "overhead": overhead,
+                "versions": codes,
             },
             indent=2,
         )

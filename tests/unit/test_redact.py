@@ -96,6 +96,28 @@ def test_a_tree_is_redacted_in_every_string_and_keeps_its_shape() -> None:
     }
 
 
+def test_a_tree_holding_anything_but_json_values_is_refused_not_sent_unread() -> None:
+    """An object inside a tree could hold strings the walk cannot see: the exit refuses it."""
+
+    class Opaque:
+        text = "ghp_" + "a1B2c3D4e5F6g7H8i9J0k1L2m3N4o5P6q7R8"
+
+    with pytest.raises(TypeError, match="Opaque"):
+        redact_tree({"items": [{"doc": Opaque()}]})
+
+
+def test_a_password_in_a_url_is_redacted_wherever_the_url_stands() -> None:
+    """The URL rule is tried one line at a time: inside a long text, after other lines, in a tree."""
+    url = "postgres://app:Hunter2xyz@db.internal/app"
+    filler = "".join(f"line {n} of code, see https://example.com/docs/{n}\n" for n in range(300))
+    redacted, count = redact(f"{filler}DATABASE_URL = '{url}'\n{filler}")
+    assert count == 1 and "Hunter2xyz" not in redacted
+    assert (
+        redact_tree({"uri": url, "links": [url, filler]})["uri"]
+        == f"postgres://app:{REDACTED}@db.internal/app"
+    )
+
+
 def test_log_lines_are_redacted_with_their_tracebacks() -> None:
     token = "glpat-" + "Zx8Kq2Lm7Np4Rt6Vw9Yb"
     formatter = RedactingFormatter("%(message)s")

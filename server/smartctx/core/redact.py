@@ -100,8 +100,14 @@ _OWN_RULES = (
     ),
     # A password in a URL's user information: postgres://user:PASSWORD@host. Any value but a
     # placeholder counts: people put weak passwords there too, and the URL reads well without it.
+    # No part of it matches a line break, so it is tried one line at a time, on the lines holding
+    # "://" (an expression that begins with ``\b``, tried at every offset of a pack, costs
+    # milliseconds).
     _OwnRule(
-        "://", re.compile(r"\b[a-z][a-z0-9+.-]*://[^\s:/@'\"`<>]+:([^\s@/'\"`<>]{3,})@[\w.-]", re.I), False
+        "://",
+        re.compile(r"\b[a-z][a-z0-9+.-]*://[^\s:/@'\"`<>]+:([^\s@/'\"`<>]{3,})@[\w.-]", re.I),
+        False,
+        line_keywords=("://",),
     ),
     _OwnRule("bearer", re.compile(r"\bBearer\s+([A-Za-z0-9._~+/=-]+)", re.I), random=True),
     # A value assigned to a secret-sounding name, quoted with any of the three quotes, or bare as in
@@ -213,9 +219,9 @@ def _rule_set() -> _RuleSet:
         for rule in data["rules"]
         for multiline in ["[\\s\\S" in rule["regex"] or "\\r\\n" in rule["regex"]]
     )
-    # Each line rule has keywords: a rule without one would have to be tried on every line, which
-    # _matches does not do.
-    assert all(rule.multiline or rule.keywords for rule in rules)
+    # Each rule has keywords: a rule without one would have to be tried on every line or text, which
+    # _matches and _text_spans do not do.
+    assert all(rule.keywords for rule in rules)
     line_rules = tuple(rule for rule in rules if not rule.multiline)
     text_rules = tuple(rule for rule in rules if rule.multiline)
     line_keywords = _keywords(line_rules)
@@ -435,29 +441,68 @@ def _line_local_spans(text: str, lowered: str) -> list[tuple[int, int]]:
     ]
 
 
-@cache
-def _text_rule_literals() -> tuple[str, ...]:
-    """Strings of which a text holds one (lower-cased) for any rule that spans lines to match in it."""
-    calls = ("(",) if any(rule.functions for rule in _OWN_TEXT_RULES) else ()
-    own = tuple(rule.literal for rule in _OWN_TEXT_RULES if not rule.functions)
-    # A rule with no literal to look for would have to be tried on every text.
-    assert all(own) and all(rule.keywords for rule in _rule_set().text_rules)
-    return tuple(sorted({*_rule_set().text_keywords.all, *own, *calls}))
+# The texts of one message are joined by this character for the searches that only ask which texts
+# hold something: no literal, keyword or call opening holds it, so nothing is found across a join.
+_JOIN = "\x00"
 
 
-def _text_spans(text: str, lowered: str) -> list[tuple[int, int]]:
-    """What the rules whose matches can span lines find in ``text`` (a few, each gated by a literal)."""
-    if not any(literal in lowered for literal in _text_rule_literals()):
-        return []
+class _Joined:
+    """Texts joined by ``_JOIN``, lower-cased, and which of them hold a literal, found in one search
+    over them all rather than one per text."""
+
+    def __init__(self, texts: list[str]) -> None:
+        self.lowered = _lower(_JOIN.join(texts))
+        self.starts = [0, *accumulate(len(text) + 1 for text in texts)]
+        self._holding: dict[str, set[int]] = {}
+
+    def lowered_text(self, index: int) -> str:
+        return self.lowered[self.starts[index] : self.starts[index + 1] - 1]
+
+    def holding(self, literal: str) -> set[int]:
+        """The indexes of the texts whose lower-cased form holds ``literal``."""
+        found = self._holding.get(literal)
+        if found is None:
+            found = set()
+            at = self.lowered.find(literal)
+            while at != -1:
+                index = bisect_right(self.starts, at) - 1
+                found.add(index)
+                at = self.lowered.find(literal, self.starts[index + 1])
+            self._holding[literal] = found
+        return found
+
+    def opening_calls(self) -> set[int]:
+        """The indexes of the texts where a call whose first argument is quoted opens."""
+        openings = _CALL_OPENING.finditer(self.lowered)
+        return {bisect_right(self.starts, opening.start()) - 1 for opening in openings}
+
+
+def _text_spans(texts: list[str]) -> list[list[tuple[int, int]]]:
+    """What the rules whose matches can span lines find in each text.
+
+    Each of those few rules is tried only on the texts that hold one of its keywords or its literal
+    (or, for calls, a call opening): the texts of a message are searched for those all at once, and
+    most hold none, so the rules run on few texts.
+    """
     rule_set = _rule_set()
-    spans: list[tuple[int, int]] = []
-    # Most texts hold none of these rules' few keywords: a search each is cheaper than the automaton.
-    if any(keyword in lowered for keyword in rule_set.text_keywords.all):
-        spans += _gitleaks_spans(
-            text, _KeywordLines(text, lowered, rule_set.text_keywords), rule_set.text_rules
-        )
-    # smartctx's own forms that span lines each look for their literal themselves.
-    return [*spans, *_own_spans(text, lowered, None, _OWN_TEXT_RULES)]
+    joined = _Joined(texts)
+    gitleaks: dict[int, list[_Rule]] = {}
+    for rule in rule_set.text_rules:
+        for index in {index for keyword in rule.keywords for index in joined.holding(keyword)}:
+            gitleaks.setdefault(index, []).append(rule)
+    own: dict[int, list[_OwnRule]] = {}
+    for own_rule in _OWN_TEXT_RULES:
+        holding = joined.opening_calls() if own_rule.functions else joined.holding(own_rule.literal)
+        for index in holding:
+            own.setdefault(index, []).append(own_rule)
+    found: list[list[tuple[int, int]]] = [[] for _ in texts]
+    for index in sorted({*gitleaks, *own}):
+        text, lowered = texts[index], joined.lowered_text(index)
+        if index in gitleaks:
+            where = _KeywordLines(text, lowered, rule_set.text_keywords)
+            found[index] += _gitleaks_spans(text, where, tuple(gitleaks[index]))
+        found[index] += _own_spans(text, lowered, None, own.get(index, ()))
+    return found
 
 
 class _CleanLines:
@@ -509,7 +554,8 @@ def _line_spans(texts: list[str]) -> list[list[tuple[int, int]]]:
     the whole text, for a few hundred keyword searches in all instead of a few hundred per text.
     """
     split = [text.split("\n") for text in texts]
-    rows = [(number, line) for number, lines in enumerate(split) for line in _clean_lines.unknown(lines)]
+    numbered = [(number, line) for number, lines in enumerate(split) for line in range(len(lines))]
+    rows = [numbered[row] for row in _clean_lines.unknown([line for lines in split for line in lines])]
     found: list[list[tuple[int, int]]] = [[] for _ in texts]
     if not rows:
         return found
@@ -542,10 +588,9 @@ def _merged(spans: list[tuple[int, int]]) -> list[tuple[int, int]]:
 
 def _secret_spans_of(texts: list[str]) -> list[list[tuple[int, int]]]:
     """:func:`secret_spans` of each text, the line rules tried on all of them at once."""
-    by_lines = _line_spans(texts)
     return [
-        _merged([*lines, *_text_spans(text, _lower(text))])
-        for text, lines in zip(texts, by_lines, strict=True)
+        _merged([*lines, *spanning]) if lines or spanning else []
+        for lines, spanning in zip(_line_spans(texts), _text_spans(texts), strict=True)
     ]
 
 
@@ -564,22 +609,25 @@ class _Answers:
         # Query threads and the event loop redact at once.
         self._lock = threading.Lock()
 
-    def get(self, text: str) -> tuple[str, int] | None:
+    def get(self, texts: Iterable[str]) -> dict[str, tuple[str, int]]:
+        """The answers known for any of ``texts``; the strings of a message are looked up at once."""
+        found: dict[str, tuple[str, int]] = {}
         with self._lock:
-            answer = self._answers.get(text)
-            if answer is not None:
-                self._answers.move_to_end(text)
-            return answer
+            for text in texts:
+                answer = self._answers.get(text)
+                if answer is not None:
+                    self._answers.move_to_end(text)
+                    found[text] = answer
+        return found
 
-    def put(self, text: str, answer: tuple[str, int]) -> None:
-        size = len(text) + ANSWER_OVERHEAD_CHARS
-        if size > self._max_chars:
-            return
+    def put(self, answers: dict[str, tuple[str, int]]) -> None:
         with self._lock:
-            if text in self._answers:
-                return
-            self._answers[text] = answer
-            self._chars += size
+            for text, answer in answers.items():
+                size = len(text) + ANSWER_OVERHEAD_CHARS
+                if size > self._max_chars or text in self._answers:
+                    continue
+                self._answers[text] = answer
+                self._chars += size
             while self._chars > self._max_chars:
                 oldest, _ = self._answers.popitem(last=False)
                 self._chars -= len(oldest) + ANSWER_OVERHEAD_CHARS
@@ -606,17 +654,13 @@ def redact_all(texts: Iterable[str]) -> dict[str, tuple[str, int]]:
     The texts not redacted lately are scanned together (see :func:`_line_spans`); the answers are
     the ones :func:`redact` gives each text alone.
     """
-    answers: dict[str, tuple[str, int]] = {}
-    new: list[str] = []
-    for text in dict.fromkeys(texts):
-        answer = _answers.get(text)
-        if answer is None:
-            new.append(text)
-        else:
-            answers[text] = answer
-    for text, spans in zip(new, _secret_spans_of(new), strict=True):
-        answers[text] = _replaced(text, spans)
-        _answers.put(text, answers[text])
+    distinct = list(dict.fromkeys(texts))
+    answers = _answers.get(distinct)
+    new = [text for text in distinct if text not in answers]
+    if new:
+        fresh = {text: _replaced(text, spans) for text, spans in zip(new, _secret_spans_of(new), strict=True)}
+        _answers.put(fresh)
+        answers.update(fresh)
     return answers
 
 
@@ -629,26 +673,38 @@ def redact(text: str) -> tuple[str, int]:
 
 
 def redact_tree(value: Text) -> Text:
-    """``value`` with every string inside it redacted: a string, or JSON-shaped lists and dicts.
+    """``value`` with every string inside it redacted: a string, or JSON-shaped lists and dicts
+    (a ``TypeError`` for anything else inside it).
 
     Dict keys are field names chosen by smartctx, so only values are read. This is the one call
-    every exit makes on what it sends; the strings of one message are redacted together.
+    every exit makes on what it sends; the strings of one message are redacted together. A value
+    that holds no secret comes back as itself, not copied.
     """
-    texts: list[str] = []
-    _strings(value, texts)
-    rebuilt: Text = _rebuilt(value, redact_all(texts))
+    answers = redact_all(_strings(value))
+    # A string is replaced only where a secret was found: with none, the value is sent as it is.
+    if not any(count for _, count in answers.values()):
+        return value
+    rebuilt: Text = _rebuilt(value, answers)
     return rebuilt
 
 
-def _strings(value: Any, into: list[str]) -> None:
-    if isinstance(value, str):
-        into.append(value)
-    elif isinstance(value, dict):
-        for item in value.values():
-            _strings(item, into)
-    elif isinstance(value, (list, tuple)):
-        for item in value:
-            _strings(item, into)
+def _strings(value: Any) -> list[str]:
+    """Every string inside ``value``, in no particular order (a pack's message holds a few thousand
+    values: a loop over them costs half of a recursive walk)."""
+    found: list[str] = []
+    pending = [value]
+    while pending:
+        item = pending.pop()
+        if isinstance(item, str):
+            found.append(item)
+        elif isinstance(item, dict):
+            pending.extend(item.values())
+        elif isinstance(item, (list, tuple)):
+            pending.extend(item)
+        elif item is not None and not isinstance(item, (int, float)):
+            # Any other object could hold strings this walk cannot see: it must not leave unread.
+            raise TypeError(f"only JSON values are redacted, not {type(item).__name__}")
+    return found
 
 
 def _rebuilt(value: Any, answers: dict[str, tuple[str, int]]) -> Any:

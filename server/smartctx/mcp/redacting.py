@@ -6,13 +6,16 @@ stream, so redacting there covers what any handler sends, including texts no han
 
 from __future__ import annotations
 
+import logging
 from types import TracebackType
-from typing import Protocol
+from typing import Any, Protocol
 
 import mcp_types as types
 from mcp.shared.message import SessionMessage
 
 from smartctx.core.redact import redact_tree
+
+log = logging.getLogger(__name__)
 
 
 class _Sender(Protocol):
@@ -22,9 +25,20 @@ class _Sender(Protocol):
 
 def redacted_message(message: SessionMessage) -> SessionMessage:
     """``message`` with secrets in any of its strings replaced; the same object when it has none."""
-    plain = message.message.model_dump(by_alias=True, exclude_unset=True, mode="json")
+    inner = message.message
+    if isinstance(inner, types.JSONRPCResponse):
+        # The SDK dumps a result to JSON values before it sends it: it is read where it is, not
+        # dumped again (a pack's result holds a few thousand values).
+        try:
+            return _redacted(message, {"jsonrpc": inner.jsonrpc, "id": inner.id, "result": inner.result})
+        except TypeError:
+            log.debug("a result holds more than JSON values; it is dumped before it is redacted")
+    return _redacted(message, inner.model_dump(by_alias=True, exclude_unset=True, mode="json"))
+
+
+def _redacted(message: SessionMessage, plain: dict[str, Any]) -> SessionMessage:
     redacted = redact_tree(plain)
-    if redacted == plain:
+    if redacted is plain:
         return message
     return SessionMessage(types.jsonrpc_message_adapter.validate_python(redacted), message.metadata)
 
