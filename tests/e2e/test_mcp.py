@@ -213,6 +213,19 @@ async def test_each_tool_answers_with_text_structured_content_and_citation_links
     assert top["filePath"] == "shop/orders.py" and "focusFile" in top["scoreParts"]
 
 
+async def test_a_restarted_server_says_how_many_files_its_index_holds(shop: Path, tmp_path: Path) -> None:
+    """A second start finds the index up to date and checks no file again; its status still counts
+    the files the index holds (it said "0 files checked")."""
+    arguments = ("--root", str(shop), "--index-dir", str(tmp_path / "index"))
+    async with mcp_server(*arguments) as server:
+        await server.ready()
+    async with mcp_server(*arguments) as server:
+        restarted = await server.ready()
+
+    assert _structured(restarted)["indexedFiles"] == 7
+    assert _texts(restarted) == ["The index of 1 workspace folder is ready: 7 files indexed."]
+
+
 @pytest.mark.parametrize(
     ("tool", "arguments", "field"),
     [

@@ -84,7 +84,7 @@ def _state_text(status: StatusCounts, folder_count: int) -> str:
             f" {status.pending_files:,} pending."
         )
     pending = f", {status.pending_files:,} changes pending" if status.pending_files else ""
-    return f"The index of {folders} is ready: {status.files_total:,} files checked{pending}."
+    return f"The index of {folders} is ready: {status.indexed_files:,} files indexed{pending}."
 
 
 def _role_text(status: StatusCounts) -> str:
