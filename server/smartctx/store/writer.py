@@ -785,7 +785,8 @@ class IndexWriter:
     def compact_search(self) -> None:
         """Build the lexical index again if its statistics still count deleted rows, so that it
         answers exactly as a fresh index would (store/lexical.py)."""
-        if lexical.open_or_create(self._index_path).state().deleted_rows:
+        state = lexical.open_or_create(self._index_path).state()
+        if state.deleted_rows or state.deleted_files:
             self.rebuild_lexical()
 
     def reclaim_space(self) -> bool:
