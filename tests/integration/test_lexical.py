@@ -172,7 +172,7 @@ def test_a_file_re_indexed_as_a_difference_replaces_its_documents_and_one_whose_
         index = lexical.open_or_create(store.path)
         # mod_2's module, parse_2 and render_2 went and came back; mod_4's three stayed.
         assert index.state().deleted_rows == 3
-        assert index.rows() == 8 * 3
+        assert index.state().rows == 8 * 3
         fresh = fresh_dump(root, tmp_path / "fresh")
         with store.snapshot() as snapshot:
             found = snapshot.search({"basket": 1}, 10)

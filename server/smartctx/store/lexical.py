@@ -199,11 +199,21 @@ def _row_id(value: int | float | None) -> int:
 @dataclass(frozen=True, slots=True)
 class LexicalState:
     """The generation both indexes hold, as their marker documents say (None if they disagree or
-    have none), and how many deleted rows (definitions, files) their statistics still count."""
+    have none), the definitions the index holds, and how many deleted rows (definitions, files)
+    their statistics still count."""
 
     generation: int | None
+    rows: int
     deleted_rows: int
     deleted_files: int
+
+    def needs_rebuild(self, changes: LexicalChanges) -> bool:
+        """Whether a batch is better applied as a rebuild: the index is small enough that a build
+        costs little, or the deleted rows its statistics count would pass
+        ``REBUILD_DELETED_SHARE`` of it."""
+        if self.rows < REBUILD_BELOW_ROWS:
+            return True
+        return self.deleted_rows + changes.removed_rows > REBUILD_DELETED_SHARE * self.rows
 
 
 class LexicalIndex:
@@ -285,14 +295,10 @@ class LexicalIndex:
         generation, file_generation = _marker(symbols), _marker(files)
         return LexicalState(
             generation if generation == file_generation else None,
+            _live_rows(symbols, generation),
             _deleted_counted(symbols, generation),
             _deleted_counted(files, file_generation),
         )
-
-    def rows(self) -> int:
-        """Definitions the index holds (the marker document aside)."""
-        self._symbols.reload()
-        return max(0, int(self._symbols.searcher().num_docs) - 1)
 
     def apply(self, changes: LexicalChanges, generation: int, *, rebuild: bool = False) -> None:
         """Commit one batch's changes (with ``rebuild``, replace everything with them) to both
@@ -346,16 +352,6 @@ class LexicalIndex:
             for writer in writers or ():
                 writer.wait_merging_threads()
 
-    def needs_rebuild(self, changes: LexicalChanges) -> bool:
-        """Whether this batch is better applied as a rebuild: the index is small enough that a
-        build costs little, or the deleted rows its statistics count would pass
-        ``REBUILD_DELETED_SHARE`` of it."""
-        rows = self.rows()
-        if rows < REBUILD_BELOW_ROWS:
-            return True
-        deleted = self.state().deleted_rows + changes.removed_rows
-        return deleted > REBUILD_DELETED_SHARE * rows
-
 
 def _commit(
     writer: tantivy.IndexWriter,
@@ -387,12 +383,16 @@ def _marker(searcher: tantivy.Searcher) -> int | None:
     return None if generation is None else int(generation)
 
 
+def _live_rows(searcher: tantivy.Searcher, generation: int | None) -> int:
+    """Every live document but the marker (there is one once a generation was committed)."""
+    return max(0, int(searcher.num_docs) - (generation is not None))
+
+
 def _deleted_counted(searcher: tantivy.Searcher, generation: int | None) -> int:
     """Deleted rows the searcher's statistics still count: the rows tantivy counts (the document
     frequency of ``marker:0`` includes deleted documents until a merge drops them) less the live
-    ones (every live document but the marker)."""
-    live_rows = int(searcher.num_docs) - (generation is not None)
-    return max(0, int(searcher.doc_freq("marker", _ROW)) - live_rows)
+    ones."""
+    return max(0, int(searcher.doc_freq("marker", _ROW)) - _live_rows(searcher, generation))
 
 
 def _stored_rows(db: sqlite3.Connection) -> Iterator[tuple[int, array[int], str, list[NodeWords]]]:
