@@ -18,9 +18,14 @@ Tantivy counts a deleted document in its statistics (document frequency, average
 merge drops it, and its Python binding cannot ask for one: after updates the scores drift from those
 of a fresh build (re-indexing 1 % of django's files left 99.9 % of each top 50 in place, but no
 answer identical). :meth:`LexicalIndex.apply` therefore builds the index again instead of updating
-it when it is small or once deletions reach ``REBUILD_DELETED_SHARE`` of its rows, and the
-writer's compaction does so whenever it holds deletions: a compacted index answers exactly as a
-fresh one.
+it when it is small or once the deleted rows still counted reach ``REBUILD_DELETED_SHARE`` of its
+rows, and the writer's compaction does so whenever it holds any: a compacted index answers exactly
+as a fresh one. Those rows are measured, not tallied: every row carries the term ``marker:0``, whose
+document frequency counts the rows tantivy still counts, deleted or not, so it less the live rows
+is the drift. A tally of removed rows would only grow, while tantivy drops a segment once all of
+its documents are deleted and merges the rest in its own threads: typing in an open buffer
+replaces the same file's rows at every update, and a tally rebuilt django's index (1.2 s) every
+dozen updates of one large file, where the rows still counted stay about one file's worth.
 """
 
 from __future__ import annotations
@@ -40,9 +45,10 @@ import tantivy
 
 from smartctx.store.rows import NodeWords, unpack_search_words
 
-# The folder beside the index file (``index-v1.sqlite.lexical-v1``): its version is part of its name,
-# like the index file's, so another layout is built next to it rather than misread.
-LEXICAL_VERSION = 1
+# The folder beside the index file (``index-v1.sqlite.lexical-v2``): its version is part of its name,
+# like the index file's, so another layout is built next to it rather than misread (and the older
+# one removed). Version 2 marks every row with ``marker:0``, which version 1 lacked.
+LEXICAL_VERSION = 2
 # The column weights FTS5's bm25() was given, now the number of times each column's words are
 # repeated: a definition's name counts ten times its body, its qualified name four, and so on.
 SYMBOL_COLUMN_REPEATS = (10, 4, 2, 1, 1, 2)  # name, qualified name, signature, doc, body, path
@@ -65,7 +71,9 @@ _GENERATION_POLL_S = 0.005
 _SYMBOLS = "symbols"
 _FILES = "files"
 _TOKENIZER = "words"
+# The ``marker`` term of the one document that records an index's generation, and of every row.
 _MARKER = 1
+_ROW = 0
 
 
 class LexicalIndexMissingError(Exception):
@@ -92,7 +100,6 @@ def _schema() -> tantivy.Schema:
     builder.add_integer_field("id", stored=False, indexed=False, fast=True)
     builder.add_integer_field("file", stored=False, indexed=True)
     builder.add_integer_field("marker", stored=False, indexed=True)
-    builder.add_integer_field("deleted", stored=False, indexed=False, fast=True)
     builder.add_text_field("words", stored=False, tokenizer_name=_TOKENIZER, index_option="freq")
     return builder.build()
 
@@ -191,11 +198,22 @@ def _row_id(value: int | float | None) -> int:
 
 @dataclass(frozen=True, slots=True)
 class LexicalState:
-    """What the marker documents say: the generation both indexes hold (None if they disagree or
-    have none), and how many deleted rows their statistics still count."""
+    """The generation both indexes hold, as their marker documents say (None if they disagree or
+    have none), the definitions the index holds, and how many deleted rows (definitions, files)
+    their statistics still count."""
 
     generation: int | None
+    rows: int
     deleted_rows: int
+    deleted_files: int
+
+    def needs_rebuild(self, changes: LexicalChanges) -> bool:
+        """Whether a batch is better applied as a rebuild: the index is small enough that a build
+        costs little, or the deleted rows its statistics count would pass
+        ``REBUILD_DELETED_SHARE`` of it."""
+        if self.rows < REBUILD_BELOW_ROWS:
+            return True
+        return self.deleted_rows + changes.removed_rows > REBUILD_DELETED_SHARE * self.rows
 
 
 class LexicalIndex:
@@ -262,7 +280,7 @@ class LexicalIndex:
             self._symbols.reload()
             self._files.reload()
             symbols, files = self._symbols.searcher(), self._files.searcher()
-            held = (_marker(symbols)[0], _marker(files)[0])
+            held = (_marker(symbols), _marker(files))
             if (
                 all(found is not None and found >= generation for found in held)
                 or time.monotonic() >= deadline
@@ -274,13 +292,13 @@ class LexicalIndex:
         self._symbols.reload()
         self._files.reload()
         symbols, files = self._symbols.searcher(), self._files.searcher()
-        (generation, deleted), (file_generation, _) = _marker(symbols), _marker(files)
-        return LexicalState(generation if generation == file_generation else None, deleted)
-
-    def rows(self) -> int:
-        """Definitions the index holds (the marker document aside)."""
-        self._symbols.reload()
-        return max(0, int(self._symbols.searcher().num_docs) - 1)
+        generation, file_generation = _marker(symbols), _marker(files)
+        return LexicalState(
+            generation if generation == file_generation else None,
+            _live_rows(symbols, generation),
+            _deleted_counted(symbols, generation),
+            _deleted_counted(files, file_generation),
+        )
 
     def apply(self, changes: LexicalChanges, generation: int, *, rebuild: bool = False) -> None:
         """Commit one batch's changes (with ``rebuild``, replace everything with them) to both
@@ -289,8 +307,6 @@ class LexicalIndex:
         p50 72 ms in parallel against 229 ms one after the other on a loaded machine). Both have
         committed when this returns. The generation marker goes into each commit, so a reader sees
         each index at one generation or the other, never between."""
-        deleted = 0 if rebuild else self.state().deleted_rows + changes.removed_rows
-        marker = (generation, deleted)
         with self._writing:
             if self._writers is None:
                 self._writers = (self._writer(self._files), self._writer(self._symbols))
@@ -303,11 +319,11 @@ class LexicalIndex:
                     files_writer,
                     changes,
                     [(file_id, file_id, text) for file_id, text in changes.files],
-                    marker,
+                    generation,
                     rebuild,
                 )
                 try:
-                    _commit(symbols_writer, changes, changes.symbols, marker, rebuild)
+                    _commit(symbols_writer, changes, changes.symbols, generation, rebuild)
                 finally:
                     # The batch ends with both commits; an error of the files commit is raised here
                     # (chained to the symbols commit's, if that failed too).
@@ -336,26 +352,16 @@ class LexicalIndex:
             for writer in writers or ():
                 writer.wait_merging_threads()
 
-    def needs_rebuild(self, changes: LexicalChanges) -> bool:
-        """Whether this batch is better applied as a rebuild: the index is small enough that a
-        build costs little, or the deleted rows its statistics count would pass
-        ``REBUILD_DELETED_SHARE`` of it."""
-        rows = self.rows()
-        if rows < REBUILD_BELOW_ROWS:
-            return True
-        deleted = self.state().deleted_rows + changes.removed_rows
-        return deleted > REBUILD_DELETED_SHARE * rows
-
 
 def _commit(
     writer: tantivy.IndexWriter,
     changes: LexicalChanges,
     added: Sequence[tuple[int, int, str]],
-    marker: tuple[int, int],
+    generation: int,
     rebuild: bool,
 ) -> None:
     """One index's part of a batch: the rows of removed files go (with ``rebuild``, every row),
-    ``added`` and the new marker (generation, deleted rows) come, in one commit."""
+    ``added`` and the marker of ``generation`` come, in one commit."""
     if rebuild:
         writer.delete_all_documents()
     else:
@@ -363,21 +369,30 @@ def _commit(
             writer.delete_documents_by_term("file", file_id)
         writer.delete_documents_by_term("marker", _MARKER)
     for row_id, file_id, text in added:
-        writer.add_document(tantivy.Document(id=row_id, file=file_id, words=text))
-    generation, deleted = marker
-    writer.add_document(tantivy.Document(id=generation, marker=_MARKER, deleted=deleted))
+        writer.add_document(tantivy.Document(id=row_id, file=file_id, marker=_ROW, words=text))
+    writer.add_document(tantivy.Document(id=generation, marker=_MARKER))
     writer.commit()
 
 
-def _marker(searcher: tantivy.Searcher) -> tuple[int | None, int]:
-    """(generation, deleted rows) from an index's marker document, (None, 0) without one."""
+def _marker(searcher: tantivy.Searcher) -> int | None:
+    """The generation an index's marker document records, None without one."""
     hits = searcher.search(tantivy.Query.term_query(_SCHEMA, "marker", _MARKER), limit=1, count=False).hits
     if not hits:
-        return None, 0
-    addresses = [address for _, address in hits]
-    (generation,) = searcher.fast_field_values("id", addresses)
-    (deleted,) = searcher.fast_field_values("deleted", addresses)
-    return (None if generation is None else int(generation)), int(deleted or 0)
+        return None
+    (generation,) = searcher.fast_field_values("id", [address for _, address in hits])
+    return None if generation is None else int(generation)
+
+
+def _live_rows(searcher: tantivy.Searcher, generation: int | None) -> int:
+    """Every live document but the marker (there is one once a generation was committed)."""
+    return max(0, int(searcher.num_docs) - (generation is not None))
+
+
+def _deleted_counted(searcher: tantivy.Searcher, generation: int | None) -> int:
+    """Deleted rows the searcher's statistics still count: the rows tantivy counts (the document
+    frequency of ``marker:0`` includes deleted documents until a merge drops them) less the live
+    ones."""
+    return max(0, int(searcher.doc_freq("marker", _ROW)) - _live_rows(searcher, generation))
 
 
 def _stored_rows(db: sqlite3.Connection) -> Iterator[tuple[int, array[int], str, list[NodeWords]]]:
@@ -422,6 +437,9 @@ def open_or_create(index_path: Path) -> LexicalIndex:
         return LexicalIndex.for_index(index_path)
     except LexicalIndexMissingError:
         remove(index_path)
+    for version in range(1, LEXICAL_VERSION):
+        # An older layout's folder is left by an older smartctx; this one is built from SQLite.
+        shutil.rmtree(index_path.with_name(f"{index_path.name}.lexical-v{version}"), ignore_errors=True)
     folder = lexical_dir(index_path)
     for name in (_SYMBOLS, _FILES):
         (folder / name).mkdir(parents=True)

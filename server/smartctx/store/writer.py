@@ -515,7 +515,8 @@ class IndexWriter:
         before and the change is worth applying in place, else built again from search_words."""
         generation = self._search_generation()
         index = lexical.open_or_create(self._index_path)
-        if index.state().generation == generation - 1 and not index.needs_rebuild(changes):
+        state = index.state()
+        if state.generation == generation - 1 and not state.needs_rebuild(changes):
             index.apply(changes, generation)
         else:
             self.rebuild_lexical()
@@ -785,7 +786,8 @@ class IndexWriter:
     def compact_search(self) -> None:
         """Build the lexical index again if its statistics still count deleted rows, so that it
         answers exactly as a fresh index would (store/lexical.py)."""
-        if lexical.open_or_create(self._index_path).state().deleted_rows:
+        state = lexical.open_or_create(self._index_path).state()
+        if state.deleted_rows or state.deleted_files:
             self.rebuild_lexical()
 
     def reclaim_space(self) -> bool:
