@@ -2,9 +2,11 @@
 
 Each version runs in a worker process of its own, importing smartctx from the server folder it is
 given (a frozen worktree of a commit), over the same index and the same SWE-bench Lite problem
-statements of one repository. Tasks are sent to the versions in turn, the order alternating from
-one task to the next, so that the load of a shared machine falls on every version alike: the ratio
-of their percentiles is the figure to read, more than the milliseconds.
+statements of one repository (or, with ``--commits REV``, the tasks bench/scale.py writes from the
+commit messages before REV: a repository SWE-bench does not cover, such as babel). Tasks are sent
+to the versions in turn, the order alternating from one task to the next, so that the load of a
+shared machine falls on every version alike: the ratio of their percentiles is the figure to read,
+more than the milliseconds.
 
     .venv/bin/python bench/query_perf_compare.py /work/benchrepos/rank-swe/django \\
         --index-dir /tmp/idx-django --version main=/work/frozen-main/server --version new=server
@@ -192,6 +194,12 @@ def main() -> int:
     parser.add_argument("--index-dir", type=Path, required=True)
     parser.add_argument("--repo", default="django/django", help="whose problem statements to use")
     parser.add_argument("--data", type=Path, default=DATA)
+    parser.add_argument(
+        "--commits",
+        metavar="REV",
+        help="instead of SWE-bench problem statements, tasks written from the commit messages before REV"
+        " (bench/scale.py's, as its queries are)",
+    )
     parser.add_argument("--budget", type=int, default=8000)
     parser.add_argument("--tasks", type=int, help="ask only the first N tasks")
     parser.add_argument("--rounds", type=int, default=2, help="times each task is asked of each version")
@@ -207,11 +215,16 @@ def main() -> int:
     if args.rounds < 1 or len(args.version) < 2:
         parser.error("compare at least two versions over at least one round")
     args.root = args.root.resolve()
-    tasks = [
-        row["problem_statement"]
-        for row in map(json.loads, args.data.read_text().splitlines())
-        if row["repo"] == args.repo
-    ][: args.tasks]
+    if args.commits:
+        from scale import QUERIES, commit_tasks
+
+        tasks = commit_tasks(args.root, args.commits, QUERIES)[: args.tasks]
+    else:
+        tasks = [
+            row["problem_statement"]
+            for row in map(json.loads, args.data.read_text().splitlines())
+            if row["repo"] == args.repo
+        ][: args.tasks]
     from smartctx.indexing.indexer import IndexConfig, Indexer
     from smartctx.store.index_store import IndexStore
 

@@ -280,6 +280,34 @@ def test_the_index_file_shrinks_when_a_big_file_goes(tmp_path: Path) -> None:
     assert lexical_without_big < lexical_with_big / 20
 
 
+def test_a_reconcile_empties_the_write_ahead_log_unless_a_snapshot_still_reads_it(tmp_path: Path) -> None:
+    root = tmp_path / "ws"
+    root.mkdir()
+    # Enough definitions that each reconcile below writes far more log than LOG_TRUNCATE_MIN_BYTES.
+    big = root / "big.py"
+    big.write_text("".join(f"def handler_{n}(r):\n    return go(r, {n})\n\n" for n in range(3_000)))
+    store = IndexStore(root, tmp_path / "index")
+    log = store.path.with_name(store.path.name + "-wal")
+    try:
+        indexer = Indexer(root, store, IndexConfig(workers=0))
+        indexer.reconcile()
+        assert log.stat().st_size == 0
+        reading = store.snapshot()
+        big.write_text("".join(f"def route_{n}(r):\n    return go(r, {n})\n\n" for n in range(3_000)))
+        indexer.reconcile()
+        # The open snapshot still reads the index as it was through the log, so the log stays.
+        assert log.stat().st_size > 0
+        assert reading.nodes_named("handler_7") and not reading.nodes_named("route_7")
+        reading.close()
+        big.write_text("".join(f"def view_{n}(r):\n    return go(r, {n})\n\n" for n in range(3_000)))
+        indexer.reconcile()
+        assert log.stat().st_size == 0
+        with store.snapshot() as snapshot:
+            assert snapshot.nodes_named("view_7") and not snapshot.nodes_named("route_7")
+    finally:
+        store.close()
+
+
 @pytest.mark.parametrize("apply_changes", ["reconcile", "update_paths"])
 def test_names_follow_when_only_their_files_imports_change(tmp_path: Path, apply_changes: str) -> None:
     """A call resolves through what its file imports. When new modules make that import resolve

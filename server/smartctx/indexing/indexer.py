@@ -351,6 +351,9 @@ class Indexer:
                 ("git_head", git_head(self.root) or ""),
             ]
         )
+        # A reconcile (a first index, a branch switch) is the batch that fills the log; one-file
+        # updates leave it to SQLite's own checkpoints, which keep it under its size limit.
+        writer.truncate_log()
         report.files_total = len(writer.known_files())
         report.seconds = time.perf_counter() - started
         return report

@@ -23,7 +23,7 @@ import numpy as np
 from smartctx.core.files import FileState
 from smartctx.core.model import RefKind, SymbolKind
 from smartctx.store import lexical, scores
-from smartctx.store.database import SEARCH_GENERATION_KEY
+from smartctx.store.database import BUSY_TIMEOUT_MS, SEARCH_GENERATION_KEY
 from smartctx.store.resolution import (
     Candidate,
     CandidatePool,
@@ -43,6 +43,9 @@ CONTAINS_CONFIDENCE = 1.0
 # churn, which reuses free pages, never pays for a rewrite.
 VACUUM_MIN_FREE_FRACTION = 0.25
 VACUUM_MIN_FREE_BYTES = 4 * 1024 * 1024
+# A write-ahead log at least this large is emptied at the end of a reconcile: below it, a log that
+# later one-file updates fill again anyway is not worth a checkpoint that waits for the disk.
+LOG_TRUNCATE_MIN_BYTES = 256 * 1024
 # A resolution reads the paths of up to this many files one by one, and of more all at once: a save
 # needs one or two of babel's 12,474 paths, whose whole table took a quarter of its resolution.
 PATHS_READ_ONE_BY_ONE = 200
@@ -808,6 +811,29 @@ class IndexWriter:
         db.execute("VACUUM")
         db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
         return True
+
+    def truncate_log(self) -> bool:
+        """Copy the write-ahead log into the index file and truncate it to nothing; whether it did.
+
+        SQLite keeps a log it has checkpointed for reuse, up to ``WAL_SIZE_LIMIT_BYTES`` (4 MB, most
+        of which a big batch fills): beside babel's 21 MB index that was 0.75x of its source on
+        disk with nothing in it to read. A reader in the middle of a snapshot still needs the log;
+        then this gives up at once (it runs on the index thread, which must not wait for queries)
+        and the log is reused as before.
+        """
+        log = self._index_path.with_name(self._index_path.name + "-wal")
+        try:
+            if log.stat().st_size < LOG_TRUNCATE_MIN_BYTES:
+                return False
+        except FileNotFoundError:
+            return False
+        db = self._db
+        db.execute("PRAGMA busy_timeout=0")
+        try:
+            (busy, _, _) = db.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchone()
+        finally:
+            db.execute(f"PRAGMA busy_timeout={BUSY_TIMEOUT_MS}")
+        return int(busy) == 0
 
     def meta(self, key: str) -> str | None:
         row = self._db.execute("SELECT value FROM meta WHERE key = ?", (key,)).fetchone()
