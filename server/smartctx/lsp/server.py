@@ -37,7 +37,7 @@ from pygls.protocol import (
     JsonRPCResponseMessage,
 )
 
-from smartctx.core.context import ContextRequest, InvalidRequestError, NodeChangedError
+from smartctx.core.context import ContextPack, ContextRequest, InvalidRequestError, NodeChangedError
 from smartctx.live.live_index import IndexNotAvailableError
 from smartctx.live.paths import file_uri_path
 from smartctx.live.status import StatusCounts
@@ -343,18 +343,22 @@ class SmartctxServer(LanguageServer):
         workspace = self.require_workspace()
         cancelled = threading.Event()
 
-        def answer() -> RedactedJson:
+        def answer() -> tuple[ContextPack, RedactedJson]:
             pack = workspace.context(folders, requests, cancelled.is_set)
-            log.info(
-                "contextForTask: %d bodies, %d summaries, %d tokens, %.0f ms",
-                len(pack.bodies),
-                len(pack.summaries),
-                pack.tokens_used,
-                sum(pack.timings_ms.values()),
-            )
-            return RedactedJson(pack_to_wire(pack))
+            return pack, RedactedJson(pack_to_wire(pack))
 
-        return await self.on_query_thread(answer, cancelled)
+        pack, result = await self.on_query_thread(answer, cancelled)
+        # Logged here, just before the answer is written: a line written to stderr from the query
+        # thread wakes the client's log reader while the answer is still being made, which cost
+        # the answer about a millisecond on a busy machine (py-spy, bench/RESULTS.md).
+        log.info(
+            "contextForTask: %d bodies, %d summaries, %d tokens, %.0f ms",
+            len(pack.bodies),
+            len(pack.summaries),
+            pack.tokens_used,
+            sum(pack.timings_ms.values()),
+        )
+        return result
 
     async def expand_answer(self, wire_id: str) -> RedactedJson:
         """One node in full, found, redacted and serialised on a query thread."""
