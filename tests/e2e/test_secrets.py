@@ -19,7 +19,7 @@ from pygls.exceptions import JsonRpcException
 from pytest_lsp import LanguageClient
 from test_mcp import mcp_server
 
-from smartctx.lsp.protocol import CONTEXT_FOR_TASK, EXPAND
+from smartctx.lsp.protocol import CONTEXT_FOR_TASK, EXPAND, INDEX_STATUS
 
 SHOP = Path(__file__).parent.parent / "fixtures" / "shop"
 # Built from pieces so that the test file itself holds no token a scanner would flag.
@@ -37,9 +37,15 @@ VAULT = (
 )
 
 
-def assert_no_secret(*shown: Any) -> None:
+# A token that is also a Python identifier: a definition named by it puts it where the pipeline
+# redacts nothing (ids, names, citations), so only the exit's pass over each message can catch it.
+NAMED = "ghp_" + "Zk4Xq9Wm2Rt7Lp5Nv8Bc3Df6Gh1Jk0Ls9Qa4"
+KEYS = f"def {NAMED}():\n    return 1\n"
+
+
+def assert_no_secret(*shown: Any, secrets: tuple[str, ...] = SECRETS) -> None:
     text = json.dumps(shown, default=str)
-    assert [secret for secret in SECRETS if secret in text] == []
+    assert [secret for secret in secrets if secret in text] == []
 
 
 @pytest.fixture
@@ -48,6 +54,7 @@ def workspace(tmp_path: Path) -> Path:
     root = tmp_path / "shop"
     shutil.copytree(SHOP, root)
     (root / "shop" / "vault.py").write_text(VAULT, encoding="utf-8")
+    (root / "shop" / "keys.py").write_text(KEYS, encoding="utf-8")
     return root
 
 
@@ -82,6 +89,48 @@ async def test_the_language_server_sends_no_secret_in_any_message(
     assert_no_secret(
         hover.contents.value, pack, expanded, error.value.message, client.messages, client.log_messages
     )
+
+
+@pytest.mark.asyncio
+async def test_the_language_server_redacts_what_only_its_exit_sees(
+    client: LanguageClient, statuses: IndexStatusLog, workspace: Path
+) -> None:
+    """A task, an id, a name: texts no stage of the pipeline redacts, in the answers that are
+    redacted and serialised on a query thread (a pack, an expanded node) and in a hover."""
+    await statuses.ready()
+    pack = await client.protocol.send_request_async(CONTEXT_FOR_TASK, {"task": f"return 1 from {NAMED}"})
+    expanded = await client.protocol.send_request_async(EXPAND, {"id": f"shop/keys.py::{NAMED}"})
+    hover = await client.text_document_hover_async(
+        types.HoverParams(
+            text_document=types.TextDocumentIdentifier(uri=(workspace / "shop" / "keys.py").as_uri()),
+            position=types.Position(line=0, character=6),
+        )
+    )
+
+    assert pack["taskDescription"] == "return 1 from [REDACTED]"
+    assert "return 1 from [REDACTED]" in pack["text"]
+    assert expanded["name"] == "[REDACTED]" and expanded["id"] == "shop/keys.py::[REDACTED]"
+    assert hover is not None and isinstance(hover.contents, types.MarkupContent)
+    assert "[REDACTED]" in hover.contents.value
+    assert_no_secret(pack, expanded, hover.contents.value, client.log_messages, secrets=(NAMED,))
+
+
+@pytest.mark.asyncio
+@pytest.mark.parametrize("index_dir", [Path(f"/dev/null/{NAMED}")])
+async def test_the_language_server_redacts_its_own_json_results_and_notifications(
+    client: LanguageClient, statuses: IndexStatusLog, index_dir: Path
+) -> None:
+    """An index that cannot be opened is reported with its path: in a notification, a result and
+    an error, whose JSON the exit reads where it is."""
+    failed = await statuses.state("failed")
+    status = await client.protocol.send_request_async(INDEX_STATUS, None)
+    with pytest.raises(JsonRpcException) as error:
+        await client.protocol.send_request_async(CONTEXT_FOR_TASK, {"task": "open_vault"})
+
+    assert "/dev/null/[REDACTED]" in failed["message"]
+    assert status == failed
+    assert "/dev/null/[REDACTED]" in error.value.message
+    assert_no_secret(failed, status, error.value.message, client.log_messages, secrets=(NAMED,))
 
 
 @pytest.mark.anyio

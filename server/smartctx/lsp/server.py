@@ -61,6 +61,7 @@ from smartctx.lsp.protocol import (
     IndexStatus,
     ReindexResult,
 )
+from smartctx.lsp.redacting import RedactedJson
 from smartctx.lsp.rpc import SmartctxProtocol
 from smartctx.lsp.settings import Settings, apply_changed_settings, parse_settings
 from smartctx.lsp.transport import serve_stdio, serve_tcp
@@ -336,12 +337,35 @@ class SmartctxServer(LanguageServer):
             folder, path = found
             folder.index.schedule_update([path])
 
-    async def build_pack(self, folders: tuple[Folder, ...], requests: list[ContextRequest]) -> ContextPack:
-        """Run the pipeline on a query thread; a ``$/cancelRequest`` stops it at the next stage."""
+    async def pack_answer(self, folders: tuple[Folder, ...], requests: list[ContextRequest]) -> RedactedJson:
+        """Run the pipeline on a query thread, and redact and serialise its pack there too, so the
+        event loop only frames it; a ``$/cancelRequest`` stops the pipeline at the next stage."""
         workspace = self.require_workspace()
         cancelled = threading.Event()
+
+        def answer() -> tuple[ContextPack, RedactedJson]:
+            pack = workspace.context(folders, requests, cancelled.is_set)
+            return pack, RedactedJson(pack_to_wire(pack))
+
+        pack, result = await self.on_query_thread(answer, cancelled)
+        # Logged here, just before the answer is written: a line written to stderr from the query
+        # thread wakes the client's log reader while the answer is still being made, which cost
+        # the answer about a millisecond on a busy machine (py-spy, bench/RESULTS.md).
+        log.info(
+            "contextForTask: %d bodies, %d summaries, %d tokens, %.0f ms",
+            len(pack.bodies),
+            len(pack.summaries),
+            pack.tokens_used,
+            sum(pack.timings_ms.values()),
+        )
+        return result
+
+    async def expand_answer(self, wire_id: str) -> RedactedJson:
+        """One node in full, found, redacted and serialised on a query thread."""
+        workspace = self.require_workspace()
+        folders = workspace.folders
         return await self.on_query_thread(
-            lambda: workspace.context(folders, requests, cancelled.is_set), cancelled
+            lambda: RedactedJson(node_to_wire(workspace.expand(folders, wire_id)))
         )
 
     async def on_query_thread(self, call: Callable[[], T], cancelled: threading.Event | None = None) -> T:
@@ -434,28 +458,17 @@ def build_server() -> SmartctxServer:
         ls.stop_forwarding_logs()
 
     @server.feature(CONTEXT_FOR_TASK)
-    async def context_for_task(ls: SmartctxServer, params: Any) -> dict[str, Any]:
+    async def context_for_task(ls: SmartctxServer, params: Any) -> RedactedJson:
         folders = ls.require_workspace().folders
         with invalid_params():
             requests = context_requests(params, [f.root for f in folders], ls.settings.context_defaults)
-        pack = await ls.build_pack(folders, requests)
-        log.info(
-            "contextForTask: %d bodies, %d summaries, %d tokens, %.0f ms",
-            len(pack.bodies),
-            len(pack.summaries),
-            pack.tokens_used,
-            sum(pack.timings_ms.values()),
-        )
-        return pack_to_wire(pack)
+        return await ls.pack_answer(folders, requests)
 
     @server.feature(EXPAND)
-    async def expand(ls: SmartctxServer, params: Any) -> dict[str, Any]:
+    async def expand(ls: SmartctxServer, params: Any) -> RedactedJson:
         with invalid_params():
             wire_id = expand_id(params)
-        workspace = ls.require_workspace()
-        folders = workspace.folders
-        detail = await ls.on_query_thread(lambda: workspace.expand(folders, wire_id))
-        return node_to_wire(detail)
+        return await ls.expand_answer(wire_id)
 
     @server.feature(types.TEXT_DOCUMENT_HOVER)
     async def hover(ls: SmartctxServer, params: types.HoverParams) -> types.Hover | None:
