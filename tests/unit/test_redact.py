@@ -9,11 +9,13 @@ from __future__ import annotations
 import json
 import logging
 import random
+import re
 import subprocess
 import sys
 import sysconfig
 from pathlib import Path
 
+import hyperscan
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -26,7 +28,9 @@ from smartctx.core.redact import (
     _call_matches,
     _line_local_spans,
     _lower,
+    _on_match,
     _plain_line_local_spans,
+    _prefilter_database,
     redact,
     redact_tree,
 )
@@ -314,3 +318,21 @@ def test_the_prefilter_finds_every_planted_form_the_plain_scan_finds() -> None:
         found += bool(spans)
     # Most forms are found by the line rules: the comparison is not of two empty answers.
     assert found > len(CORPUS) // 2
+
+
+def _prefilter_hits(database: hyperscan.Database, text: bytes) -> list[tuple[int, int]]:
+    hits: list[tuple[int, int]] = []
+    database.scan(text, match_event_handler=_on_match, context=hits, scratch=hyperscan.Scratch(database))
+    return hits
+
+
+def test_a_saved_prefilter_is_loaded_and_a_damaged_one_is_compiled_again(isolated_cache: Path) -> None:
+    patterns = [re.compile(r"\btoken=(\w{8,})"), re.compile("password", re.IGNORECASE)]
+    text = b"x token=abcdefgh1 PASSWORD\n"
+    compiled = _prefilter_hits(_prefilter_database(patterns), text)
+    [saved] = isolated_cache.glob("secret-prefilter-*.hsdb")
+    whole = saved.read_bytes()
+    assert compiled and _prefilter_hits(_prefilter_database(patterns), text) == compiled
+    saved.write_bytes(whole[: len(whole) // 2] + bytes(len(whole) - len(whole) // 2))
+    assert _prefilter_hits(_prefilter_database(patterns), text) == compiled
+    assert saved.read_bytes() == whole

@@ -29,10 +29,14 @@ everything would give (tests/unit/test_redact.py checks it against a fresh proce
 
 from __future__ import annotations
 
+import hashlib
+import importlib.metadata
 import json
 import logging
 import math
+import os
 import re
+import tempfile
 import threading
 from bisect import bisect_right
 from collections import Counter, OrderedDict
@@ -41,12 +45,16 @@ from dataclasses import dataclass
 from functools import cache
 from importlib import resources
 from itertools import accumulate
+from pathlib import Path
 from typing import Any, TypeVar, cast
 
 import ahocorasick
 import hyperscan
+import platformdirs
 
 REDACTED = "[REDACTED]"
+# The cache folder's name, as store/index_store.py's (core imports nothing of store).
+APP_NAME = "smartctx"
 # A value assigned to a secret-sounding name is redacted only when it looks random: short or
 # low-entropy strings ("changeme", "", "test") are left so that code still reads naturally.
 MIN_SECRET_VALUE_CHARS = 12
@@ -251,6 +259,8 @@ def _rule_set() -> _RuleSet:
     )
 
 
+# The length of a SHA-256 digest, which begins a saved prefilter database.
+_DIGEST_BYTES = 32
 # ``\\Z`` where it is an escape, not a backslash followed by "Z".
 _END_OF_TEXT = re.compile(r"(?<!\\)((?:\\\\)*)\\Z")
 
@@ -261,23 +271,62 @@ def _prefilter_database(patterns: list[re.Pattern[str]]) -> hyperscan.Database:
     ``HS_FLAG_PREFILTER`` makes each a superset of itself where Hyperscan lacks a construct
     (lookarounds, lazy bounded runs), so a line the database finds nothing on is one the pattern
     finds nothing on. Python's ``\\Z``, at the end of a line that a line rule runs on, is ``$``
-    before the line break that follows it in the scanned text. Compiling takes about half a
-    second, once per process; a pattern Hyperscan cannot compile is an error here, not a rule
-    silently tried everywhere.
+    before the line break that follows it in the scanned text. A pattern Hyperscan cannot compile
+    is an error here, not a rule silently tried everywhere.
+
+    Compiling takes about half a second, loading a compiled database a millisecond: each process
+    after the first loads the one the first saved in the cache folder, named by a digest of
+    Hyperscan's version and everything it was compiled from. A damaged file, or one Hyperscan refuses
+    (built for another version or processor), is compiled again.
     """
+    expressions = [_END_OF_TEXT.sub(r"\1$", pattern.pattern).encode("utf-8") for pattern in patterns]
+    flags = [
+        hyperscan.HS_FLAG_PREFILTER
+        | hyperscan.HS_FLAG_MULTILINE
+        | (hyperscan.HS_FLAG_CASELESS if pattern.flags & re.IGNORECASE else 0)
+        for pattern in patterns
+    ]
+    version = importlib.metadata.version("hyperscan")
+    digest = hashlib.sha256(repr((version, expressions, flags)).encode("utf-8")).hexdigest()
+    saved = _cache_dir() / f"secret-prefilter-{digest[:32]}.hsdb"
+    # Nothing is logged here: a log record is redacted, and the rules are not ready yet.
+    try:
+        stored = saved.read_bytes()
+        # The file begins with the digest of the rest: a damaged file is compiled again, never
+        # loaded as a database that would miss matches.
+        if hashlib.sha256(stored[_DIGEST_BYTES:]).digest() == stored[:_DIGEST_BYTES]:
+            return hyperscan.loadb(stored[_DIGEST_BYTES:], hyperscan.HS_MODE_BLOCK)
+    except (OSError, hyperscan.HyperscanError):
+        pass
     database = hyperscan.Database(mode=hyperscan.HS_MODE_BLOCK)
     database.compile(
-        expressions=[_END_OF_TEXT.sub(r"\1$", pattern.pattern).encode("utf-8") for pattern in patterns],
-        ids=list(range(len(patterns))),
-        elements=len(patterns),
-        flags=[
-            hyperscan.HS_FLAG_PREFILTER
-            | hyperscan.HS_FLAG_MULTILINE
-            | (hyperscan.HS_FLAG_CASELESS if pattern.flags & re.IGNORECASE else 0)
-            for pattern in patterns
-        ],
+        expressions=expressions, ids=list(range(len(patterns))), elements=len(patterns), flags=flags
     )
+    serialized = hyperscan.dumpb(database)
+    _save(saved, hashlib.sha256(serialized).digest() + serialized)
     return database
+
+
+def _cache_dir() -> Path:
+    """smartctx's cache folder, as store/index_store.py names it (``SMARTCTX_CACHE_DIR`` first)."""
+    return Path(os.environ.get("SMARTCTX_CACHE_DIR") or platformdirs.user_cache_dir(APP_NAME)).expanduser()
+
+
+def _save(path: Path, data: bytes) -> None:
+    """Write ``data`` to ``path`` whole or not at all (processes starting together may race); a
+    folder that cannot be written leaves the next process to compile again."""
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        descriptor, name = tempfile.mkstemp(dir=path.parent, prefix=path.name)
+    except OSError:
+        return
+    temporary = Path(name)
+    try:
+        with os.fdopen(descriptor, "wb") as file:
+            file.write(data)
+        temporary.replace(path)
+    except OSError:
+        temporary.unlink(missing_ok=True)
 
 
 def _keywords(rules: Iterable[_Rule]) -> _Keywords:
