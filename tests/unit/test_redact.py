@@ -9,12 +9,16 @@ from __future__ import annotations
 import json
 import logging
 import random
+import re
 import subprocess
 import sys
 import sysconfig
 from pathlib import Path
 
+import hyperscan
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from secret_corpus import Planted, build
 from smartctx.core.redact import (
@@ -22,7 +26,11 @@ from smartctx.core.redact import (
     REDACTED,
     RedactingFormatter,
     _call_matches,
+    _line_local_spans,
     _lower,
+    _on_match,
+    _plain_line_local_spans,
+    _prefilter_database,
     redact,
     redact_tree,
 )
@@ -241,3 +249,90 @@ def test_env_defaults_are_found_from_call_openings_as_the_expression_finds_them(
         assert [match.span() for match in _call_matches(rule, text, _lower(text))] == expected, text
         found += bool(expected)
     assert found > 1000
+
+
+# Lines to build random texts from: every line of the planted corpus and of smartctx's own source.
+_SOURCE_LINES = [
+    line
+    for text in [
+        *(case.content for case in CORPUS),
+        *(path.read_text("utf-8") for path in sorted(SERVER.rglob("*.py"))),
+    ]
+    for line in text.split("\n")
+]
+# Characters the prefilter reads differently from Python's expressions (beyond ASCII, the Kelvin
+# sign and the long s that case folding turns into "k" and "s", the controls Python's ``\s``
+# matches), and the punctuation that secrets' forms turn on.
+_ODD_CHARACTERS = [
+    "é",
+    "\u212a",
+    "\u017f",
+    "\x0b",
+    "\x0c",
+    "\x1c",
+    "\x1f",
+    "\x00",
+    "\r",
+    "\t",
+    "=",
+    '"',
+    "'",
+    ":",
+    " ",
+]
+
+
+@st.composite
+def _spliced_texts(draw: st.DrawFn) -> str:
+    """Lines of code and planted secrets, some cut, joined with others or salted with odd characters."""
+    lines = []
+    for _ in range(draw(st.integers(1, 30))):
+        line = draw(st.sampled_from(_SOURCE_LINES))
+        action = draw(st.sampled_from(["keep", "cut", "join", "salt"]))
+        if action == "cut" and line:
+            line = line[draw(st.integers(0, len(line) - 1)) :]
+        elif action == "join":
+            line += draw(st.sampled_from(_SOURCE_LINES))
+        elif action == "salt":
+            at = draw(st.integers(0, len(line)))
+            line = line[:at] + draw(st.sampled_from(_ODD_CHARACTERS)) + line[at:]
+        lines.append(line)
+    return "\n".join(lines)
+
+
+@settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(_spliced_texts())
+def test_the_prefiltered_scan_finds_what_every_rule_on_every_keyword_line_finds(text: str) -> None:
+    """Hyperscan says which rules can match which lines; the spans are those of the plain scan."""
+    lowered = _lower(text)
+    assert sorted(_line_local_spans(text, lowered)) == sorted(_plain_line_local_spans(text, lowered))
+
+
+def test_the_prefilter_finds_every_planted_form_the_plain_scan_finds() -> None:
+    """The whole corpus, each case as one text: the same spans with and without the prefilter."""
+    found = 0
+    for case in CORPUS:
+        lowered = _lower(case.content)
+        spans = sorted(_line_local_spans(case.content, lowered))
+        assert spans == sorted(_plain_line_local_spans(case.content, lowered)), case.form
+        found += bool(spans)
+    # Most forms are found by the line rules: the comparison is not of two empty answers.
+    assert found > len(CORPUS) // 2
+
+
+def _prefilter_hits(database: hyperscan.Database, text: bytes) -> list[tuple[int, int]]:
+    hits: list[tuple[int, int]] = []
+    database.scan(text, match_event_handler=_on_match, context=hits, scratch=hyperscan.Scratch(database))
+    return hits
+
+
+def test_a_saved_prefilter_is_loaded_and_a_damaged_one_is_compiled_again(isolated_cache: Path) -> None:
+    patterns = [re.compile(r"\btoken=(\w{8,})"), re.compile("password", re.IGNORECASE)]
+    text = b"x token=abcdefgh1 PASSWORD\n"
+    compiled = _prefilter_hits(_prefilter_database(patterns), text)
+    [saved] = isolated_cache.glob("secret-prefilter-*.hsdb")
+    whole = saved.read_bytes()
+    assert compiled and _prefilter_hits(_prefilter_database(patterns), text) == compiled
+    saved.write_bytes(whole[: len(whole) // 2] + bytes(len(whole) - len(whole) // 2))
+    assert _prefilter_hits(_prefilter_database(patterns), text) == compiled
+    assert saved.read_bytes() == whole

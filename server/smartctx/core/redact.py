@@ -13,6 +13,11 @@ Every exit calls :func:`redact_tree` on what it sends (the language server's out
 MCP server's, the command line's output, log records); retrieval calls :func:`redact` earlier on
 pack text so that the budget counts the text as sent and the pack can warn that it redacted.
 
+Each rule tried one line at a time runs only where it can match: one Hyperscan pass over a text,
+every such rule compiled as a superset of itself, says which rules can match on which lines, and
+Python's expression then gives the exact spans there (a rule is still tried only on the lines
+holding one of its keywords, as gitleaks does).
+
 The exit's pass is over everything that leaves, and it is cheap because most of what leaves was
 scanned before: all but a few rules are tried one line at a time, so their answer for a line is
 the line's own, and the lines on which they found nothing are remembered. A pack is made of lines
@@ -24,10 +29,14 @@ everything would give (tests/unit/test_redact.py checks it against a fresh proce
 
 from __future__ import annotations
 
+import hashlib
+import importlib.metadata
 import json
 import logging
 import math
+import os
 import re
+import tempfile
 import threading
 from bisect import bisect_right
 from collections import Counter, OrderedDict
@@ -36,11 +45,16 @@ from dataclasses import dataclass
 from functools import cache
 from importlib import resources
 from itertools import accumulate
-from typing import Any, TypeVar
+from pathlib import Path
+from typing import Any, TypeVar, cast
 
 import ahocorasick
+import hyperscan
+import platformdirs
 
 REDACTED = "[REDACTED]"
+# The cache folder's name, as store/index_store.py's (core imports nothing of store).
+APP_NAME = "smartctx"
 # A value assigned to a secret-sounding name is redacted only when it looks random: short or
 # low-entropy strings ("changeme", "", "test") are left so that code still reads naturally.
 MIN_SECRET_VALUE_CHARS = 12
@@ -194,6 +208,9 @@ class _RuleSet:
     # For each keyword, the line rules that name it, by their place in ``line_rules``: a text is tried
     # only with the rules whose keywords it holds.
     line_rules_by_keyword: dict[str, tuple[int, ...]]
+    # The patterns of the line rules, gitleaks' and then smartctx's, compiled together into one
+    # Hyperscan database: one native pass over a text says which rules can match on which lines.
+    prefilter: hyperscan.Database
 
 
 def _allowlist(data: dict[str, Any]) -> _Allowlist:
@@ -204,7 +221,8 @@ def _allowlist(data: dict[str, Any]) -> _Allowlist:
 
 @cache
 def _rule_set() -> _RuleSet:
-    """gitleaks' rules, compiled once per process (about 200 expressions, a few milliseconds)."""
+    """gitleaks' rules, compiled once per process: about 200 expressions, a few milliseconds for
+    Python's, about half a second for Hyperscan's prefilter."""
     data = json.loads(resources.files("smartctx.core").joinpath("secret_rules.json").read_text("utf-8"))
     rules = tuple(
         _Rule(
@@ -235,7 +253,80 @@ def _rule_set() -> _RuleSet:
             keyword: tuple(index for index, rule in enumerate(line_rules) if keyword in rule.keywords)
             for keyword in line_keywords.all
         },
+        _prefilter_database(
+            [*(rule.pattern for rule in line_rules), *(rule.pattern for rule in _OWN_LINE_RULES)]
+        ),
     )
+
+
+# The length of a SHA-256 digest, which begins a saved prefilter database.
+_DIGEST_BYTES = 32
+# ``\\Z`` where it is an escape, not a backslash followed by "Z".
+_END_OF_TEXT = re.compile(r"(?<!\\)((?:\\\\)*)\\Z")
+
+
+def _prefilter_database(patterns: list[re.Pattern[str]]) -> hyperscan.Database:
+    """The patterns compiled as one Hyperscan block-mode database, pattern ``i`` reporting id ``i``.
+
+    ``HS_FLAG_PREFILTER`` makes each a superset of itself where Hyperscan lacks a construct
+    (lookarounds, lazy bounded runs), so a line the database finds nothing on is one the pattern
+    finds nothing on. Python's ``\\Z``, at the end of a line that a line rule runs on, is ``$``
+    before the line break that follows it in the scanned text. A pattern Hyperscan cannot compile
+    is an error here, not a rule silently tried everywhere.
+
+    Compiling takes about half a second, loading a compiled database a millisecond: each process
+    after the first loads the one the first saved in the cache folder, named by a digest of
+    Hyperscan's version and everything it was compiled from. A damaged file, or one Hyperscan refuses
+    (built for another version or processor), is compiled again.
+    """
+    expressions = [_END_OF_TEXT.sub(r"\1$", pattern.pattern).encode("utf-8") for pattern in patterns]
+    flags = [
+        hyperscan.HS_FLAG_PREFILTER
+        | hyperscan.HS_FLAG_MULTILINE
+        | (hyperscan.HS_FLAG_CASELESS if pattern.flags & re.IGNORECASE else 0)
+        for pattern in patterns
+    ]
+    version = importlib.metadata.version("hyperscan")
+    digest = hashlib.sha256(repr((version, expressions, flags)).encode("utf-8")).hexdigest()
+    saved = _cache_dir() / f"secret-prefilter-{digest[:32]}.hsdb"
+    # Nothing is logged here: a log record is redacted, and the rules are not ready yet.
+    try:
+        stored = saved.read_bytes()
+        # The file begins with the digest of the rest: a damaged file is compiled again, never
+        # loaded as a database that would miss matches.
+        if hashlib.sha256(stored[_DIGEST_BYTES:]).digest() == stored[:_DIGEST_BYTES]:
+            return hyperscan.loadb(stored[_DIGEST_BYTES:], hyperscan.HS_MODE_BLOCK)
+    except (OSError, hyperscan.HyperscanError):
+        pass
+    database = hyperscan.Database(mode=hyperscan.HS_MODE_BLOCK)
+    database.compile(
+        expressions=expressions, ids=list(range(len(patterns))), elements=len(patterns), flags=flags
+    )
+    serialized = hyperscan.dumpb(database)
+    _save(saved, hashlib.sha256(serialized).digest() + serialized)
+    return database
+
+
+def _cache_dir() -> Path:
+    """smartctx's cache folder, as store/index_store.py names it (``SMARTCTX_CACHE_DIR`` first)."""
+    return Path(os.environ.get("SMARTCTX_CACHE_DIR") or platformdirs.user_cache_dir(APP_NAME)).expanduser()
+
+
+def _save(path: Path, data: bytes) -> None:
+    """Write ``data`` to ``path`` whole or not at all (processes starting together may race); a
+    folder that cannot be written leaves the next process to compile again."""
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        descriptor, name = tempfile.mkstemp(dir=path.parent, prefix=path.name)
+    except OSError:
+        return
+    temporary = Path(name)
+    try:
+        with os.fdopen(descriptor, "wb") as file:
+            file.write(data)
+        temporary.replace(path)
+    except OSError:
+        temporary.unlink(missing_ok=True)
 
 
 def _keywords(rules: Iterable[_Rule]) -> _Keywords:
@@ -328,19 +419,24 @@ def _matches(rule: _Rule, text: str, where: _KeywordLines) -> Iterable[re.Match[
 
 
 def _gitleaks_spans(text: str, where: _KeywordLines, rules: tuple[_Rule, ...]) -> Iterable[tuple[int, int]]:
-    allowlist = _rule_set().allowlist
     for rule in rules:
-        for match in _matches(rule, text, where):
-            start, end = _secret_span(match, rule.secret_group)
-            secret = text[start:end]
-            if not secret or REDACTED in secret:
-                continue
-            if rule.entropy and entropy_bits_per_char(secret) <= rule.entropy:
-                continue
-            line = _line_around(text, start, end)
-            if any(a.allows(secret, match.group(0), line) for a in (allowlist, *rule.allowlists)):
-                continue
-            yield start, end
+        yield from _gitleaks_secrets(rule, text, _matches(rule, text, where))
+
+
+def _gitleaks_secrets(rule: _Rule, text: str, matches: Iterable[re.Match[str]]) -> Iterable[tuple[int, int]]:
+    """The spans of the secrets in ``matches`` of ``rule`` that its checks and allowlists keep."""
+    allowlist = _rule_set().allowlist
+    for match in matches:
+        start, end = _secret_span(match, rule.secret_group)
+        secret = text[start:end]
+        if not secret or REDACTED in secret:
+            continue
+        if rule.entropy and entropy_bits_per_char(secret) <= rule.entropy:
+            continue
+        line = _line_around(text, start, end)
+        if any(a.allows(secret, match.group(0), line) for a in (allowlist, *rule.allowlists)):
+            continue
+        yield start, end
 
 
 def looks_random(value: str) -> bool:
@@ -404,14 +500,20 @@ def _own_spans(
     text: str, lowered: str, where: _KeywordLines | None, rules: Iterable[_OwnRule]
 ) -> Iterable[tuple[int, int]]:
     for rule in rules:
-        for match in _own_matches(rule, text, lowered, where):
-            start, end = _secret_span(match, rule.group)
-            secret = text[start:end]
-            if not secret or REDACTED in secret or _PLACEHOLDER.match(secret):
-                continue
-            if rule.random and not looks_random(secret):
-                continue
-            yield start, end
+        yield from _own_secrets(rule, text, _own_matches(rule, text, lowered, where))
+
+
+def _own_secrets(rule: _OwnRule, text: str, matches: Iterable[re.Match[str]]) -> Iterable[tuple[int, int]]:
+    """The spans of the secrets in ``matches`` of ``rule`` that are not placeholders (and, where
+    the rule asks, look random)."""
+    for match in matches:
+        start, end = _secret_span(match, rule.group)
+        secret = text[start:end]
+        if not secret or REDACTED in secret or _PLACEHOLDER.match(secret):
+            continue
+        if rule.random and not looks_random(secret):
+            continue
+        yield start, end
 
 
 _OWN_LINE_RULES = tuple(rule for rule in _OWN_RULES if rule.line_keywords)
@@ -431,7 +533,116 @@ def _lower(text: str) -> str:
 
 
 def _line_local_spans(text: str, lowered: str) -> list[tuple[int, int]]:
-    """What the rules tried one line at a time find in ``text``: every such span is inside a line."""
+    """What the rules tried one line at a time find in ``text``: every such span is inside a line.
+
+    Each rule runs only on the lines where the prefilter finds that it can match and that hold one
+    of its keywords: the answer of :func:`_plain_line_local_spans`, which tries each rule on every
+    line holding a keyword (tests/unit/test_redact.py compares the two).
+    """
+    rule_set = _rule_set()
+    candidates = _candidate_lines(text, lowered, rule_set)
+    count = len(rule_set.line_rules)
+    spans: list[tuple[int, int]] = []
+    for index, starts in candidates.items():
+        if index < count:
+            rule = rule_set.line_rules[index]
+            lines = _keyword_lines(text, lowered, starts, rule.keywords)
+            spans += _gitleaks_secrets(rule, text, _line_matches(rule.pattern, text, lines))
+        else:
+            own = _OWN_LINE_RULES[index - count]
+            lines = _keyword_lines(text, lowered, starts, own.line_keywords)
+            spans += _own_secrets(own, text, _line_matches(own.pattern, text, lines))
+    return spans
+
+
+def _keyword_lines(
+    text: str, lowered: str, starts: Iterable[int], keywords: tuple[str, ...]
+) -> list[tuple[int, int]]:
+    """The (start, end) of each line beginning at one of ``starts`` that holds one of ``keywords``.
+
+    No keyword holds a line break, so a keyword the whole text holds lies on one line.
+    """
+    found = []
+    for start in sorted(starts):
+        end = (text.find("\n", start) + 1 or len(text) + 1) - 1
+        line = lowered[start:end]
+        if any(keyword in line for keyword in keywords):
+            found.append((start, end))
+    return found
+
+
+def _line_matches(
+    pattern: re.Pattern[str], text: str, lines: list[tuple[int, int]]
+) -> Iterable[re.Match[str]]:
+    for start, end in lines:
+        yield from pattern.finditer(text, start, end)
+
+
+# A run of characters on which Hyperscan's byte-wise classes and Python's may disagree: anything
+# but printable ASCII, tab and the line breaks. Python's ``\s`` also matches \v, \f and
+# \x1c-\x1f, its ``\w`` and case folding letters beyond ASCII (the Kelvin sign matches "k"). A line
+# holding one is tried by every rule its keywords name, as without the prefilter.
+_UNFILTERED_RUN = re.compile(r"[^\t\n\r\x20-\x7e]+")
+
+
+def _on_match(rule: int, start: int, end: int, flags: int, hits: object) -> None:
+    cast("list[tuple[int, int]]", hits).append((rule, end))
+
+
+def _candidate_lines(text: str, lowered: str, rule_set: _RuleSet) -> dict[int, set[int]]:
+    """For each line rule that can match somewhere in ``text`` (by its id in the prefilter), the
+    starts of the lines where it can.
+
+    Each rule's prefilter pattern is a superset of the rule, and a match the rule finds on a line,
+    run from the line's start to its end, is a match of the same characters in the whole text (a
+    line rule's ``$``, ``\\b`` and lookaheads see the line break that follows as they see the end
+    of the line), so the pass reports its end, which lies on that line. Every character becomes one
+    byte (beyond ASCII, "?"), so an offset in the scanned bytes is one in the text; the lines
+    holding characters the two engines read differently are added for every rule their keywords
+    name.
+    """
+    hits: list[tuple[int, int]] = []
+    rule_set.prefilter.scan(
+        text.encode("ascii", "replace"),
+        match_event_handler=_on_match,
+        context=hits,
+        scratch=_scratch(rule_set),
+    )
+    lines: dict[int, set[int]] = {}
+    for rule, end in hits:
+        lines.setdefault(rule, set()).add(text.rfind("\n", 0, end) + 1)
+    count = len(rule_set.line_rules)
+    line_end = -1
+    for unfiltered in _UNFILTERED_RUN.finditer(text):
+        if unfiltered.start() <= line_end:
+            continue
+        start = text.rfind("\n", 0, unfiltered.start()) + 1
+        line_end = (text.find("\n", unfiltered.start()) + 1 or len(text) + 1) - 1
+        line = lowered[start:line_end]
+        present = rule_set.line_keywords.present(line)
+        for index in {index for keyword in present for index in rule_set.line_rules_by_keyword[keyword]}:
+            lines.setdefault(index, set()).add(start)
+        for offset, own in enumerate(_OWN_LINE_RULES):
+            if any(keyword in line for keyword in own.line_keywords):
+                lines.setdefault(count + offset, set()).add(start)
+    return lines
+
+
+# Hyperscan's scratch space serves one scan at a time: query threads and the event loop redact at
+# once, so each thread has its own.
+_scratches = threading.local()
+
+
+def _scratch(rule_set: _RuleSet) -> hyperscan.Scratch:
+    scratch: hyperscan.Scratch | None = getattr(_scratches, "scratch", None)
+    if scratch is None:
+        scratch = _scratches.scratch = hyperscan.Scratch(rule_set.prefilter)
+    return scratch
+
+
+def _plain_line_local_spans(text: str, lowered: str) -> list[tuple[int, int]]:
+    """:func:`_line_local_spans` without the prefilter: each rule its keywords name, on each line
+    holding one of them."""
     rule_set = _rule_set()
     where = _KeywordLines(text, lowered, rule_set.line_keywords)
     named = sorted({index for keyword in where.present for index in rule_set.line_rules_by_keyword[keyword]})
