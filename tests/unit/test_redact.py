@@ -22,15 +22,19 @@ from hypothesis import strategies as st
 
 from secret_corpus import Planted, build
 from smartctx.core.redact import (
+    _OWN_LINE_RULES,
     _OWN_TEXT_RULES,
     REDACTED,
     RedactingFormatter,
     _call_matches,
+    _gitleaks_spans,
+    _KeywordLines,
     _line_local_spans,
     _lower,
     _on_match,
-    _plain_line_local_spans,
+    _own_spans,
     _prefilter_database,
+    _rule_set,
     redact,
     redact_tree,
 )
@@ -298,6 +302,18 @@ def _spliced_texts(draw: st.DrawFn) -> str:
             line = line[:at] + draw(st.sampled_from(_ODD_CHARACTERS)) + line[at:]
         lines.append(line)
     return "\n".join(lines)
+
+
+def _plain_line_local_spans(text: str, lowered: str) -> list[tuple[int, int]]:
+    """What the line rules find without the prefilter: each rule its keywords name, on each line
+    holding one of them (the scan as it was before Hyperscan)."""
+    rule_set = _rule_set()
+    where = _KeywordLines(text, lowered, rule_set.line_keywords)
+    named = sorted({index for keyword in where.present for index in rule_set.line_rules_by_keyword[keyword]})
+    return [
+        *_gitleaks_spans(text, where, tuple(rule_set.line_rules[index] for index in named)),
+        *_own_spans(text, lowered, where, _OWN_LINE_RULES),
+    ]
 
 
 @settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.too_slow])

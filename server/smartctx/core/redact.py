@@ -50,11 +50,10 @@ from typing import Any, TypeVar, cast
 
 import ahocorasick
 import hyperscan
-import platformdirs
+
+from smartctx.core.cache_folder import cache_folder
 
 REDACTED = "[REDACTED]"
-# The cache folder's name, as store/index_store.py's (core imports nothing of store).
-APP_NAME = "smartctx"
 # A value assigned to a secret-sounding name is redacted only when it looks random: short or
 # low-entropy strings ("changeme", "", "test") are left so that code still reads naturally.
 MIN_SECRET_VALUE_CHARS = 12
@@ -288,7 +287,7 @@ def _prefilter_database(patterns: list[re.Pattern[str]]) -> hyperscan.Database:
     ]
     version = importlib.metadata.version("hyperscan")
     digest = hashlib.sha256(repr((version, expressions, flags)).encode("utf-8")).hexdigest()
-    saved = _cache_dir() / f"secret-prefilter-{digest[:32]}.hsdb"
+    saved = cache_folder() / f"secret-prefilter-{digest[:32]}.hsdb"
     # Nothing is logged here: a log record is redacted, and the rules are not ready yet.
     try:
         stored = saved.read_bytes()
@@ -305,11 +304,6 @@ def _prefilter_database(patterns: list[re.Pattern[str]]) -> hyperscan.Database:
     serialized = hyperscan.dumpb(database)
     _save(saved, hashlib.sha256(serialized).digest() + serialized)
     return database
-
-
-def _cache_dir() -> Path:
-    """smartctx's cache folder, as store/index_store.py names it (``SMARTCTX_CACHE_DIR`` first)."""
-    return Path(os.environ.get("SMARTCTX_CACHE_DIR") or platformdirs.user_cache_dir(APP_NAME)).expanduser()
 
 
 def _save(path: Path, data: bytes) -> None:
@@ -536,8 +530,8 @@ def _line_local_spans(text: str, lowered: str) -> list[tuple[int, int]]:
     """What the rules tried one line at a time find in ``text``: every such span is inside a line.
 
     Each rule runs only on the lines where the prefilter finds that it can match and that hold one
-    of its keywords: the answer of :func:`_plain_line_local_spans`, which tries each rule on every
-    line holding a keyword (tests/unit/test_redact.py compares the two).
+    of its keywords: the answer of trying each rule on every line holding one of its keywords
+    (tests/unit/test_redact.py compares the two).
     """
     rule_set = _rule_set()
     candidates = _candidate_lines(text, lowered, rule_set)
@@ -638,18 +632,6 @@ def _scratch(rule_set: _RuleSet) -> hyperscan.Scratch:
     if scratch is None:
         scratch = _scratches.scratch = hyperscan.Scratch(rule_set.prefilter)
     return scratch
-
-
-def _plain_line_local_spans(text: str, lowered: str) -> list[tuple[int, int]]:
-    """:func:`_line_local_spans` without the prefilter: each rule its keywords name, on each line
-    holding one of them."""
-    rule_set = _rule_set()
-    where = _KeywordLines(text, lowered, rule_set.line_keywords)
-    named = sorted({index for keyword in where.present for index in rule_set.line_rules_by_keyword[keyword]})
-    return [
-        *_gitleaks_spans(text, where, tuple(rule_set.line_rules[index] for index in named)),
-        *_own_spans(text, lowered, where, _OWN_LINE_RULES),
-    ]
 
 
 # The texts of one message are joined by this character for the searches that only ask which texts

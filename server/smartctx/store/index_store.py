@@ -3,27 +3,19 @@
 from __future__ import annotations
 
 import hashlib
-import os
 from pathlib import Path
 
-import platformdirs
-
+from smartctx.core.cache_folder import cache_folder
 from smartctx.store import lexical
 from smartctx.store.database import INDEX_FILE_NAME, OpenedIndex, open_index
 from smartctx.store.snapshot import IndexSnapshot, SnapshotPool
 from smartctx.store.writer import IndexWriter
 
-APP_NAME = "smartctx"
-
 
 def default_index_dir(workspace_root: Path) -> Path:
-    """The user cache folder keyed by the workspace path, so nothing is written into the repository.
-
-    ``SMARTCTX_CACHE_DIR`` overrides the cache folder (tests and CI use it to stay hermetic); a
-    relative one is taken from the current folder.
-    """
-    base = Path(os.environ.get("SMARTCTX_CACHE_DIR") or platformdirs.user_cache_dir(APP_NAME))
-    return index_dir_in(base.expanduser().absolute(), workspace_root)
+    """The user cache folder (:func:`~smartctx.core.cache_folder.cache_folder`) keyed by the workspace
+    path, so nothing is written into the repository."""
+    return index_dir_in(cache_folder(), workspace_root)
 
 
 def index_dir_in(base: Path, workspace_root: Path) -> Path:
