@@ -6,11 +6,14 @@ from __future__ import annotations
 import asyncio
 import json
 import sys
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import IO, Any
 
 # Long enough for a loaded CI machine, short enough that a hang fails quickly.
 WAIT_S = 30.0
+# The checkout's language server, run by the interpreter running the tests.
+SERVE = (sys.executable, "-m", "smartctx", "serve")
 
 
 def frame(body: bytes, header: bytes = b"Content-Length") -> bytes:
@@ -35,17 +38,22 @@ class RawClient:
         self.other_answers: list[dict[str, Any]] = []
 
     @classmethod
-    async def start(cls, *arguments: str, stderr: IO[str] | None = None) -> RawClient:
-        """A server process; its stderr (the log) goes to ``stderr``, or nowhere."""
+    async def start(
+        cls,
+        *arguments: str,
+        stderr: IO[str] | None = None,
+        command: Sequence[str] = SERVE,
+        cwd: Path | None = None,
+    ) -> RawClient:
+        """A server process (``command`` with ``arguments``, started in ``cwd``); its stderr (the
+        log) goes to ``stderr``, or nowhere."""
         process = await asyncio.create_subprocess_exec(
-            sys.executable,
-            "-m",
-            "smartctx",
-            "serve",
+            *command,
             *arguments,
             stdin=asyncio.subprocess.PIPE,
             stdout=asyncio.subprocess.PIPE,
             stderr=stderr if stderr is not None else asyncio.subprocess.DEVNULL,
+            cwd=cwd,
         )
         return cls(process)
 
@@ -76,12 +84,24 @@ class RawClient:
             message = await asyncio.wait_for(self.receive(), wait_s)
             if "method" not in message and message.get("id") == request_id:
                 return message
-            if "method" in message and "id" in message:
-                await self.send({"jsonrpc": "2.0", "id": message["id"], "result": None})
-            elif "method" in message:
-                self.notifications.append(message)
-            else:
-                self.other_answers.append(message)
+            await self._keep(message)
+
+    async def notification(self, method: str, holds: Callable[[Any], bool]) -> dict[str, Any]:
+        """The first notification of ``method`` whose params ``holds`` is true of, kept or still to come."""
+        while True:
+            for kept in self.notifications:
+                if kept["method"] == method and holds(kept.get("params")):
+                    return kept
+            await self._keep(await asyncio.wait_for(self.receive(), WAIT_S))
+
+    async def _keep(self, message: dict[str, Any]) -> None:
+        """A message that answers nothing asked for: the server's own requests get null, the rest is kept."""
+        if "method" in message and "id" in message:
+            await self.send({"jsonrpc": "2.0", "id": message["id"], "result": None})
+        elif "method" in message:
+            self.notifications.append(message)
+        else:
+            self.other_answers.append(message)
 
     async def request(self, request_id: Any, method: str, params: Any = None) -> dict[str, Any]:
         message: dict[str, Any] = {"jsonrpc": "2.0", "id": request_id, "method": method}

@@ -12,7 +12,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Callable, Sequence
 from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any, TextIO
@@ -103,11 +103,15 @@ async def mcp_server(
     *args: str,
     cwd: Path | None = None,
     roots: Callable[[], list[types.Root]] | None = None,
+    command: Sequence[str] = (sys.executable, "-m", "smartctx", "mcp"),
+    env: dict[str, str] | None = None,
 ) -> AsyncIterator[Session]:
-    """A ``smartctx mcp`` process with ``args``, connected with the 2025 handshake (what clients
-    speak today: it carries roots and log messages); its stderr is kept for the test to read."""
+    """A ``smartctx mcp`` process (``command``, by default the checkout's) with ``args``, connected
+    with the 2025 handshake (what clients speak today: it carries roots and log messages); its stderr
+    is kept for the test to read. ``env`` adds to the few variables the SDK passes on by default."""
     log = ServerLog()
-    parameters = StdioServerParameters(command=sys.executable, args=["-m", "smartctx", "mcp", *args], cwd=cwd)
+    executable, *command_args = command
+    parameters = StdioServerParameters(command=executable, args=[*command_args, *args], cwd=cwd, env=env)
 
     async def list_roots(context: Any) -> types.ListRootsResult:
         assert roots is not None
