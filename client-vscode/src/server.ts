@@ -242,6 +242,7 @@ export class Server implements vscode.Disposable {
     // In order, stopping at the first that has smartctx: each probe starts an interpreter.
     for (const candidate of candidates) {
       const found = await probe(candidate, this.safeFolder());
+      this.logProbe(found);
       probed.push(found);
       if (found.hasSmartctx) break;
     }
@@ -256,9 +257,17 @@ export class Server implements vscode.Disposable {
       wantsStandIn(usable, versions.choices) &&
       !probed.some((candidate) => candidate.source === "private-environment")
     ) {
-      probed.push(await probe({ python: privatePython, source: "private-environment" }, this.safeFolder()));
+      const found = await probe({ python: privatePython, source: "private-environment" }, this.safeFolder());
+      this.logProbe(found);
+      probed.push(found);
     }
     return decideLaunch(settings, probed, versions);
+  }
+
+  private logProbe(candidate: PythonCandidate): void {
+    this.log.info(
+      `${where(candidate)}: ${candidate.hasSmartctx ? `smartctx ${candidate.version ?? "?"}` : "no smartctx"}`,
+    );
   }
 
   // An updated extension carries another wheel: the private environment gets it before it is used

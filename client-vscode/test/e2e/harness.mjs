@@ -710,6 +710,36 @@ export class Workbench {
     );
   }
 
+  /** The tooltip of the status bar item whose text matches `re`, once the tooltip matches `expect`. */
+  async statusBarTooltip(re, expect, { timeout = 15000 } = {}) {
+    const item = this.page.locator(".part.statusbar .statusbar-item").filter({ hasText: re }).first();
+    let last = "";
+    return waitFor(
+      () => `the tooltip of the status bar item ${re} to match ${expect} (last: ${JSON.stringify(last)})`,
+      async () => {
+        // Away and back: each attempt is a fresh hover, with the item's tooltip of now.
+        await this.page.mouse.move(0, 0);
+        await item.hover();
+        const hover = this.page.locator(".workbench-hover, .monaco-hover").filter({ visible: true }).first();
+        await hover.waitFor({ state: "visible", timeout: 3000 });
+        last = (await hover.innerText()).trim();
+        return expect.test(last) && last;
+      },
+      { timeout, interval: 500 },
+    );
+  }
+
+  /** Clicks the button `label` of the notification whose text contains `text` (string or RegExp). */
+  async clickNotificationButton(text, label, { timeout = 10000 } = {}) {
+    await this.page
+      .locator(".notifications-toasts .notification-toast")
+      .filter({ hasText: text })
+      .first()
+      .locator(".monaco-button", { hasText: label })
+      .first()
+      .click({ timeout });
+  }
+
   async notificationsText() {
     const toasts = this.page.locator(".notifications-toasts");
     return (await toasts.count()) ? toasts.innerText() : "";

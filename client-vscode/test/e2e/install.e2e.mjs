@@ -1,7 +1,10 @@
 // A newcomer without smartctx: the extension finds no interpreter that has it, says so with one-click
 // fixes, and "Install the Server" makes a venv in the extension's storage, pip-installs
-// the wheel the .vsix carries (its dependencies come from PyPI), and starts the server from it.
+// the wheel the .vsix carries (its dependencies come from PyPI), starts the server from it, and the
+// first pack shows in the panel.
 // Run: client-vscode/test/e2e/run.sh --scenario client-vscode/test/e2e/install.e2e.mjs client-vscode/smartctx.vsix
+import { packInThePanel } from "./steps.mjs";
+
 export const options = {
   name: "install",
   // No interpreter setting: the extension looks for one (no Python extension here; python3 on the
@@ -33,6 +36,12 @@ export default async function scenario({ s, wb, step, waitFor }) {
     await wb.inputBox("create the private environment with", "python3");
     // pip downloads the server's dependencies: minutes on a cold cache.
     await wb.waitForStatusBar(/SmartCtx: \d+ files/, { timeout: 540000 });
+  });
+
+  await step("21b-install-then-a-pack-in-the-panel", async () => {
+    await packInThePanel(wb);
+    // The screenshot shows who answered: the status bar's tooltip names the private environment.
+    await wb.statusBarTooltip(/SmartCtx/, /Server: smartctx [^,]+, \S+ \(SmartCtx's private environment\)\./);
   });
 
   await step("22-crash-loop-stops-with-an-error", async () => {
