@@ -312,23 +312,9 @@ export class Session {
     const common = ["--config", config, "--user-data-dir", this.dirs.ud, "--extensions-dir", this.dirs.ext];
     const env = this.env();
 
+    this.common = common;
     if (this.o.vsix.length) {
-      const args = [
-        CODE_SERVER,
-        ...common,
-        ...this.o.vsix.flatMap((v) => ["--install-extension", path.resolve(v)]),
-        "--force",
-      ];
-      const { stdout, stderr } = await promisify(execFile)(NODE24, args, { env, timeout: 120000 }).catch(
-        (err) => {
-          fs.writeFileSync(
-            path.join(this.dirs.logs, "install-extension.log"),
-            `${err.stdout}\n${err.stderr}`,
-          );
-          throw new Error(`code-server --install-extension failed: ${err.stderr || err.message}`);
-        },
-      );
-      fs.writeFileSync(path.join(this.dirs.logs, "install-extension.log"), `${stdout}\n${stderr}`);
+      await this.installExtensions(this.o.vsix);
       this.timings.installMs = Date.now() - began;
       log(`installed ${this.o.vsix.map((v) => path.basename(v)).join(", ")} (${this.timings.installMs} ms)`);
     }
@@ -419,6 +405,28 @@ export class Session {
     log(
       `workbench visible ${this.timings.workbenchMs} ms after page.goto (${this.timings.startToWorkbenchMs} ms after code-server start)`,
     );
+  }
+
+  /**
+   * Installs .vsix files with code-server's CLI into this session's extensions folder; a running
+   * workbench sees them once reloaded (as after an extension update).
+   */
+  async installExtensions(vsix) {
+    const args = [
+      CODE_SERVER,
+      ...this.common,
+      ...vsix.flatMap((v) => ["--install-extension", path.resolve(v)]),
+      "--force",
+    ];
+    const logFile = path.join(this.dirs.logs, "install-extension.log");
+    const { stdout, stderr } = await promisify(execFile)(NODE24, args, {
+      env: this.env(),
+      timeout: 120000,
+    }).catch((err) => {
+      fs.appendFileSync(logFile, `${err.stdout}\n${err.stderr}`);
+      throw new Error(`code-server --install-extension failed: ${err.stderr || err.message}`);
+    });
+    fs.appendFileSync(logFile, `${stdout}\n${stderr}`);
   }
 
   _sampleMemory() {

@@ -1,8 +1,11 @@
 // A newcomer without smartctx: the extension finds no interpreter that has it, says so with one-click
 // fixes, and "Install the Server" makes a venv in the extension's storage, pip-installs
 // the wheel the .vsix carries (its dependencies come from PyPI), starts the server from it, and the
-// first pack shows in the panel.
+// first pack shows in the panel. Then the extension's next release, carrying another wheel, replaces
+// it: on its first start the private environment is reinstalled from that wheel.
 // Run: client-vscode/test/e2e/run.sh --scenario client-vscode/test/e2e/install.e2e.mjs client-vscode/smartctx.vsix
+import path from "node:path";
+import { buildWheel, carriedWheel, nextExtensionRelease, wheelVersion } from "./servers.mjs";
 import { packInThePanel } from "./steps.mjs";
 
 export const options = {
@@ -14,6 +17,16 @@ export const options = {
 };
 
 const INSTALL = "Install the Server";
+
+let update;
+
+// The next release: this checkout's server as a post-release of the carried version.
+export async function prepare({ tmp, vsix }) {
+  const version = `${wheelVersion(carriedWheel(vsix[0], path.join(tmp, "carried")))}.post1`;
+  const wheel = buildWheel(path.join(tmp, "next-build"), { version });
+  update = { version, vsix: await nextExtensionRelease(vsix[0], wheel, path.join(tmp, "next-release")) };
+  return {};
+}
 
 export default async function scenario({ s, wb, step, waitFor }) {
   await step("20-missing-server-offers-fixes", async () => {
@@ -75,5 +88,17 @@ export default async function scenario({ s, wb, step, waitFor }) {
   await step("23-clearing-the-command-restarts-from-the-private-environment", async () => {
     s.updateSettings({ "smartctx.server.command": [] });
     await wb.waitForStatusBar(/SmartCtx: \d+ files/, { timeout: 120000 });
+  });
+
+  await step("24-extension-update-reinstalls-the-private-environment", async () => {
+    await s.installExtensions([update.vsix]);
+    await wb.runCommand("Developer: Reload Window");
+    await wb.waitReady();
+    const literal = update.version.replace(/\./g, "\\.");
+    await wb.statusBarTooltip(
+      /SmartCtx: \d+ files/,
+      new RegExp(`Server: smartctx ${literal}, \\S+ \\(SmartCtx's private environment\\)\\.`),
+      { timeout: 180000 },
+    );
   });
 }

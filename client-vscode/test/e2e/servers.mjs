@@ -5,6 +5,7 @@ import { execFileSync } from "node:child_process";
 import fs from "node:fs";
 import path from "node:path";
 import { PYTHON, REPO_DIR, log } from "./harness.mjs";
+import { packageExtension } from "./vsix.mjs";
 
 // The interpreter venvs are made with: a plain Python on the PATH, as a user has.
 const BASE_PYTHON = "python3";
@@ -130,4 +131,32 @@ export function venvSharingDependencies(dir, wheel, sharing) {
   if (installed !== wheelVersion(wheel))
     throw new Error(`${dir} imports smartctx ${installed}, not the ${wheelVersion(wheel)} it was given`);
   return path.join(dir, "bin");
+}
+
+/**
+ * The next release of the extension in `vsix`: the same extension, its version one patch higher,
+ * carrying `wheel` instead of its own; written into `dir`, returns its path.
+ */
+export async function nextExtensionRelease(vsix, wheel, dir) {
+  const folder = path.join(dir, "extension");
+  const script = [
+    "import pathlib, sys, zipfile",
+    "archive, target = zipfile.ZipFile(sys.argv[1]), pathlib.Path(sys.argv[2])",
+    "for info in archive.infolist():",
+    "    name = pathlib.PurePosixPath(info.filename)",
+    "    if name.parts[0] == 'extension' and not info.is_dir():",
+    "        out = target.joinpath(*name.parts[1:])",
+    "        out.parent.mkdir(parents=True, exist_ok=True)",
+    "        out.write_bytes(archive.read(info))",
+  ].join("\n");
+  run(PYTHON, ["-c", script, vsix, folder]);
+  const bundled = path.join(folder, "bundled");
+  for (const old of fs.readdirSync(bundled)) fs.rmSync(path.join(bundled, old));
+  fs.copyFileSync(wheel, path.join(bundled, path.basename(wheel)));
+  const manifest = path.join(folder, "package.json");
+  const pkg = JSON.parse(fs.readFileSync(manifest, "utf8"));
+  const [major, minor, patch] = pkg.version.split(".").map(Number);
+  pkg.version = `${major}.${minor}.${patch + 1}`;
+  fs.writeFileSync(manifest, JSON.stringify(pkg, null, 2));
+  return packageExtension(folder, path.join(dir, "vsix"));
 }
