@@ -1,10 +1,17 @@
 // "Install the Server into a Private Environment": a virtual environment in the extension's global
 // storage, with smartctx installed by pip from the wheel packaged with the extension. The server
-// then starts from it (launch.ts puts it after the Python extension's interpreter).
+// then starts from it (launch.ts puts it after the Python extension's interpreter). The environment
+// keeps a record of the wheel it was installed from, so that an updated extension (another wheel)
+// installs its own again (server.ts), as does Update the Server.
 import { spawn } from "node:child_process";
-import { rm } from "node:fs/promises";
+import { existsSync, readFileSync } from "node:fs";
+import { rm, writeFile } from "node:fs/promises";
+import * as path from "node:path";
 import * as vscode from "vscode";
 import type { Server } from "./server";
+import { privateEnvironmentIsCurrent, type CarriedWheel, type InstalledWheel } from "./versions";
+
+const RECORD_FILE = "smartctx-wheel.json";
 
 function run(
   command: string,
@@ -40,6 +47,60 @@ function run(
   });
 }
 
+// The wheel the private environment was installed from; undefined without a readable record.
+export function installedWheel(environment: string): InstalledWheel | undefined {
+  try {
+    const record = JSON.parse(
+      readFileSync(path.join(environment, RECORD_FILE), "utf8"),
+    ) as Partial<InstalledWheel>;
+    return typeof record.file === "string" && typeof record.sha256 === "string"
+      ? { file: record.file, sha256: record.sha256 }
+      : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+async function recordInstalledWheel(environment: string, wheel: CarriedWheel | undefined): Promise<void> {
+  if (!wheel) return;
+  const record: InstalledWheel = { file: wheel.file, sha256: wheel.sha256 };
+  await writeFile(path.join(environment, RECORD_FILE), `${JSON.stringify(record)}\n`);
+}
+
+// Replaces the private environment's smartctx with the carried wheel, in place (its dependencies stay
+// where they still fit): pip would keep an installed smartctx of the same version, hence the uninstall.
+export async function upgradePrivateEnvironment(server: Server, reason: string): Promise<void> {
+  const wheel = server.carried;
+  if (!wheel) return;
+  const python = server.privateEnvironmentPython;
+  await vscode.window.withProgress(
+    {
+      location: vscode.ProgressLocation.Notification,
+      title: `SmartCtx: updating the server in the private environment to smartctx ${wheel.version} (${reason})`,
+      cancellable: true,
+    },
+    async (_progress, token) => {
+      await run(python, ["-m", "pip", "uninstall", "--quiet", "--yes", "smartctx"], server.log, token);
+      await run(python, ["-m", "pip", "install", "--quiet", wheel.path], server.log, token);
+    },
+  );
+  await recordInstalledWheel(server.privateEnvironment, wheel);
+  server.log.info(`the private environment now has ${wheel.file}`);
+}
+
+// Update the Server: the private environment made current (installed first if there is none), then
+// the server restarted, so that it runs in place of the one the user was asked about.
+export async function updateServer(server: Server): Promise<void> {
+  if (!existsSync(server.privateEnvironmentPython)) {
+    await installPrivateEnvironment(server);
+    return;
+  }
+  if (!privateEnvironmentIsCurrent(installedWheel(server.privateEnvironment), server.carried)) {
+    await upgradePrivateEnvironment(server, "Update the Server");
+  }
+  await server.restart("Update the Server");
+}
+
 export async function installPrivateEnvironment(server: Server): Promise<void> {
   const target = server.installTarget();
   if (!target) {
@@ -71,6 +132,7 @@ export async function installPrivateEnvironment(server: Server): Promise<void> {
         await run(basePython, ["-m", "venv", environment], server.log, token);
         progress.report({ message: "installing smartctx and its dependencies (pip)…" });
         await run(python, ["-m", "pip", "install", "--quiet", target], server.log, token);
+        await recordInstalledWheel(environment, server.carried);
       } catch (error) {
         await rm(environment, { recursive: true, force: true });
         throw error;

@@ -2,20 +2,43 @@
 // row of the table is unit-tested. server.ts gathers the inputs (settings, the Python extension's
 // interpreter, the private environment, probes) and acts on the answer.
 import type { ServerLaunchSettings } from "./config";
+import { choiceKey, type VersionChoices } from "./versions";
 
 export type PythonSource = "setting" | "python-extension" | "private-environment" | "path";
 
 export interface PythonCandidate {
   python: string;
   source: PythonSource;
-  // Whether `python -c "import smartctx"` succeeded; undefined when not probed.
+  // Whether smartctx could be imported (and its version read); undefined when not probed.
   hasSmartctx: boolean | undefined;
+  // Its installed version, when it has smartctx.
+  version?: string;
 }
 
+// `launch` is what a version choice is remembered for (choiceKey); `where` names it in messages.
 export type LaunchDecision =
-  | { kind: "command"; command: string; args: string[]; description: string }
-  | { kind: "python"; command: string; args: string[]; source: PythonSource; description: string }
+  | { kind: "command"; command: string; args: string[]; description: string; launch: string; where: string }
+  | {
+      kind: "python";
+      command: string;
+      args: string[];
+      source: PythonSource;
+      description: string;
+      launch: string;
+      where: string;
+      // The interpreter the private environment runs in place of (Update the Server was chosen for it).
+      replaces?: PythonCandidate;
+    }
   | { kind: "missing"; tried: PythonCandidate[]; explicit: boolean };
+
+// What the version choices say about launching: the remembered answers, and whether the private
+// environment holds the wheel the extension carries (versions.ts privateEnvironmentIsCurrent).
+export interface VersionState {
+  choices: VersionChoices;
+  privateEnvironmentCurrent: boolean;
+}
+
+const NO_CHOICES: VersionState = { choices: {}, privateEnvironmentCurrent: false };
 
 export const SERVE_ARGS = ["-m", "smartctx", "serve"];
 
@@ -28,6 +51,19 @@ const SOURCE_NAMES: Record<PythonSource, string> = {
 
 export function describeSource(source: PythonSource): string {
   return SOURCE_NAMES[source];
+}
+
+// An interpreter as messages name it: "python3 (python3 on the PATH)".
+export function where(candidate: { python: string; source: PythonSource }): string {
+  return `${candidate.python} (${describeSource(candidate.source)})`;
+}
+
+// Whether the user chose Update the Server for this interpreter at this version: then the private
+// environment runs instead, and server.ts probes it even when an earlier interpreter has smartctx.
+export function wantsStandIn(usable: PythonCandidate, choices: VersionChoices): boolean {
+  return (
+    usable.source !== "private-environment" && choices[choiceKey(usable.python, usable.version)] === "update"
+  );
 }
 
 // The interpreters worth probing, in the order they are preferred. An explicit
@@ -45,26 +81,42 @@ export function pythonCandidates(
   return found;
 }
 
-// smartctx.server.command wins; else the first probed interpreter that has smartctx; else
-// "missing", with what was tried so the message can name it.
-export function decideLaunch(settings: ServerLaunchSettings, probed: PythonCandidate[]): LaunchDecision {
+// smartctx.server.command wins; else the first probed interpreter that has smartctx, or the private
+// environment in its place when the user chose Update the Server for it and the private environment
+// is current; else "missing", with what was tried so the message can name it.
+export function decideLaunch(
+  settings: ServerLaunchSettings,
+  probed: PythonCandidate[],
+  versions: VersionState = NO_CHOICES,
+): LaunchDecision {
   const [command, ...args] = settings.command;
   if (command) {
+    const line = settings.command.join(" ");
     return {
       kind: "command",
       command,
       args,
-      description: `${settings.command.join(" ")} (smartctx.server.command)`,
+      description: `${line} (smartctx.server.command)`,
+      launch: line,
+      where: `smartctx.server.command (${line})`,
     };
   }
   const usable = probed.find((candidate) => candidate.hasSmartctx === true);
   if (usable) {
+    const standIn =
+      wantsStandIn(usable, versions.choices) && versions.privateEnvironmentCurrent
+        ? probed.find((candidate) => candidate.source === "private-environment" && candidate.hasSmartctx)
+        : undefined;
+    const chosen = standIn ?? usable;
     return {
       kind: "python",
-      command: usable.python,
+      command: chosen.python,
       args: SERVE_ARGS,
-      source: usable.source,
-      description: `${usable.python} -m smartctx serve (${describeSource(usable.source)})`,
+      source: chosen.source,
+      description: `${chosen.python} -m smartctx serve (${describeSource(chosen.source)})`,
+      launch: chosen.python,
+      where: where(chosen),
+      ...(standIn ? { replaces: usable } : {}),
     };
   }
   return { kind: "missing", tried: probed, explicit: settings.python !== "" };
@@ -72,12 +124,10 @@ export function decideLaunch(settings: ServerLaunchSettings, probed: PythonCandi
 
 // What the "smartctx is missing" notification says.
 export function missingMessage(decision: { tried: PythonCandidate[]; explicit: boolean }): string {
-  const names = decision.tried.map(
-    (candidate) => `${candidate.python} (${describeSource(candidate.source)})`,
-  );
-  const where = names.length === 1 ? names[0] : `any of ${names.join(", ")}`;
+  const names = decision.tried.map(where);
+  const tried = names.length === 1 ? names[0] : `any of ${names.join(", ")}`;
   return (
-    `SmartCtx: the Python package smartctx is not installed in ${where}. ` +
+    `SmartCtx: the Python package smartctx is not installed in ${tried}. ` +
     "Install it into a private environment, or pick an interpreter that has it."
   );
 }

@@ -14,6 +14,10 @@ export const INDEX_UNAVAILABLE_CODE = -32010;
 export const CONTENT_MODIFIED_CODE = -32801;
 export const MAX_FOCUS_FILES = 200;
 
+// The protocol version this client is written for (protocol.py PROTOCOL_VERSION): a server must
+// send it or a later one in capabilities.experimental.smartctx.protocolVersion (none sent: 0).
+export const PROTOCOL_VERSION = 1;
+
 // The camelCase option names of contextForTask (protocol.py OPTION_FIELDS).
 export const OPTION_NAMES = [
   "budgetTokens",
@@ -36,6 +40,15 @@ export type ContextOptions = Partial<Record<(typeof OPTION_NAMES)[number], numbe
 
 export type IndexState = "indexing" | "ready" | "failed";
 export type IndexRole = "writer" | "follower" | "mixed";
+
+export interface SmartctxCapabilities {
+  protocolVersion: number;
+}
+
+// The initialize result's capabilities.experimental.
+export interface ExperimentalCapabilities {
+  smartctx: SmartctxCapabilities;
+}
 
 export interface WirePosition {
   line: number;

@@ -1,22 +1,38 @@
-// Starting, restarting and talking to the language server. The launch decision is launch.ts's; this
-// file gathers its inputs, offers the fixes when smartctx is missing, restarts on launch-setting
-// changes (debounced) and stops restarting a server that keeps crashing.
+// Starting, restarting and talking to the language server. The launch decision is launch.ts's and
+// the version checks are versions.ts's; this file gathers their inputs, offers the fixes when
+// smartctx is missing or of another version, keeps the private environment at the carried wheel,
+// restarts on launch-setting changes (debounced) and stops restarting a server that keeps crashing.
 import { execFile } from "node:child_process";
-import { existsSync, mkdirSync, readdirSync } from "node:fs";
+import { createHash } from "node:crypto";
+import { existsSync, mkdirSync, readdirSync, readFileSync } from "node:fs";
 import * as path from "node:path";
 import { PythonExtension } from "@vscode/python-extension";
 import * as vscode from "vscode";
 import * as lc from "vscode-languageclient/node";
 import { LAUNCH_SETTINGS, launchSettings, wireSettings, type SettingsReader } from "./config";
+import { installedWheel, updateServer, upgradePrivateEnvironment } from "./install";
 import {
   decideLaunch,
   mayRestart,
   missingMessage,
   pythonCandidates,
+  wantsStandIn,
+  where,
   type LaunchDecision,
   type PythonCandidate,
 } from "./launch";
 import * as ext from "./lsp_ext";
+import {
+  checkServer,
+  choiceKey,
+  privateEnvironmentIsCurrent,
+  serverProtocolVersion,
+  wheelVersion,
+  type CarriedWheel,
+  type RunningServer,
+  type VersionChoice,
+  type VersionChoices,
+} from "./versions";
 
 // The languages the server indexes (server/smartctx/parsing/languages.py), as VS Code names them:
 // only their buffers are sent and only they get hovers.
@@ -43,10 +59,16 @@ const DOCUMENT_LANGUAGES = [
 const RESTART_DEBOUNCE_MS = 500;
 const PROBE_TIMEOUT_MS = 15_000;
 const PYTHON_EXTENSION_ID = "ms-python.python";
+const VERSION_CHOICES_KEY = "smartctx.serverVersionChoices";
+const UPDATE_THE_SERVER = "Update the Server";
+const USE_IT_ANYWAY = "Use It Anyway";
+
+type Launch = Exclude<LaunchDecision, { kind: "missing" }>;
 
 export type ServerState =
   | { kind: "starting"; description: string }
-  | { kind: "running"; description: string }
+  // `detail` names the server for the tooltip; `warning` says that its version is not the carried one.
+  | { kind: "running"; description: string; detail?: string; warning?: string }
   | { kind: "missing"; message: string }
   | { kind: "stopped"; message: string };
 
@@ -75,15 +97,40 @@ export function settingsReader(): SettingsReader {
   };
 }
 
+// Imports smartctx and prints its installed version, as the server reads it at start-up.
+const PROBE = "import smartctx, importlib.metadata as m; print(m.version('smartctx'))";
+
 // `python -m smartctx` and `python -c` put the working folder first on sys.path: run in the
 // extension's own storage folder, never in the workspace, so a `smartctx/` folder in a repository
 // cannot stand in for the installed server (or run its code when the folder is opened).
-function hasSmartctx(python: string, cwd: string): Promise<boolean> {
+function probe(
+  candidate: { python: string; source: PythonCandidate["source"] },
+  cwd: string,
+): Promise<PythonCandidate> {
   return new Promise((resolve) => {
-    execFile(python, ["-c", "import smartctx"], { timeout: PROBE_TIMEOUT_MS, cwd }, (error) => {
-      resolve(error === null);
+    execFile(candidate.python, ["-c", PROBE], { timeout: PROBE_TIMEOUT_MS, cwd }, (error, stdout) => {
+      const version = stdout.trim();
+      resolve(
+        error === null && version
+          ? { ...candidate, hasSmartctx: true, version }
+          : { ...candidate, hasSmartctx: false },
+      );
     });
   });
+}
+
+// The wheel in the extension's bundled/ folder, if it carries one.
+function findCarriedWheel(extensionPath: string): CarriedWheel | undefined {
+  const bundled = path.join(extensionPath, "bundled");
+  if (!existsSync(bundled)) return undefined;
+  for (const file of readdirSync(bundled)) {
+    const version = wheelVersion(file);
+    if (version === undefined) continue;
+    const wheelPath = path.join(bundled, file);
+    const sha256 = createHash("sha256").update(readFileSync(wheelPath)).digest("hex");
+    return { path: wheelPath, file, version, sha256 };
+  }
+  return undefined;
 }
 
 export class Server implements vscode.Disposable {
@@ -92,6 +139,7 @@ export class Server implements vscode.Disposable {
   private restartTimer: NodeJS.Timeout | undefined;
   private restartTimes: number[] = [];
   private stopping = false;
+  private upgradeTried = false;
   private pythonApi: PythonExtension | undefined;
   private readonly disposables: vscode.Disposable[] = [];
   private readonly stateEmitter = new vscode.EventEmitter<ServerState>();
@@ -100,11 +148,14 @@ export class Server implements vscode.Disposable {
   readonly onDidChangeIndexStatus = this.statusEmitter.event;
   state: ServerState = { kind: "stopped", message: "not started" };
   lastIndexStatus: ext.IndexStatus | undefined;
+  // The wheel this extension carries, read once: versions are compared with it.
+  readonly carried: CarriedWheel | undefined;
 
   constructor(
     private readonly context: vscode.ExtensionContext,
     readonly log: vscode.LogOutputChannel,
   ) {
+    this.carried = findCarriedWheel(context.extensionPath);
     this.disposables.push(
       this.stateEmitter,
       this.statusEmitter,
@@ -170,22 +221,72 @@ export class Server implements vscode.Disposable {
     }
   }
 
+  private versionChoices(): VersionChoices {
+    return this.context.globalState.get<VersionChoices>(VERSION_CHOICES_KEY, {});
+  }
+
+  private async rememberChoice(key: string, choice: VersionChoice): Promise<void> {
+    await this.context.globalState.update(VERSION_CHOICES_KEY, { ...this.versionChoices(), [key]: choice });
+  }
+
+  private privateEnvironmentCurrent(): boolean {
+    return privateEnvironmentIsCurrent(installedWheel(this.privateEnvironment), this.carried);
+  }
+
   async decide(): Promise<LaunchDecision> {
     const settings = launchSettings(settingsReader());
     if (settings.command.length > 0) return decideLaunch(settings, []);
-    const candidates = pythonCandidates(
-      settings,
-      await this.pythonExtensionInterpreter(),
-      this.privatePython(),
-    );
+    const privatePython = this.privatePython();
+    const candidates = pythonCandidates(settings, await this.pythonExtensionInterpreter(), privatePython);
     const probed: PythonCandidate[] = [];
     // In order, stopping at the first that has smartctx: each probe starts an interpreter.
     for (const candidate of candidates) {
-      const found = await hasSmartctx(candidate.python, this.safeFolder());
-      probed.push({ ...candidate, hasSmartctx: found });
-      if (found) break;
+      const found = await probe(candidate, this.safeFolder());
+      this.logProbe(found);
+      probed.push(found);
+      if (found.hasSmartctx) break;
     }
-    return decideLaunch(settings, probed);
+    const versions = {
+      choices: this.versionChoices(),
+      privateEnvironmentCurrent: this.privateEnvironmentCurrent(),
+    };
+    const usable = probed.find((candidate) => candidate.hasSmartctx);
+    if (
+      usable &&
+      privatePython &&
+      wantsStandIn(usable, versions.choices) &&
+      !probed.some((candidate) => candidate.source === "private-environment")
+    ) {
+      const found = await probe({ python: privatePython, source: "private-environment" }, this.safeFolder());
+      this.logProbe(found);
+      probed.push(found);
+    }
+    return decideLaunch(settings, probed, versions);
+  }
+
+  private logProbe(candidate: PythonCandidate): void {
+    this.log.info(
+      `${where(candidate)}: ${candidate.hasSmartctx ? `smartctx ${candidate.version ?? "?"}` : "no smartctx"}`,
+    );
+  }
+
+  // An updated extension carries another wheel: the private environment gets it before it is used
+  // (tried once per session: a failure is shown, and restarts do not repeat it).
+  private async keepPrivateEnvironmentCurrent(): Promise<void> {
+    if (this.upgradeTried || !this.privatePython() || this.privateEnvironmentCurrent()) return;
+    this.upgradeTried = true;
+    this.setState({ kind: "starting", description: "updating the server in the private environment" });
+    try {
+      await upgradePrivateEnvironment(this, "the extension was updated");
+    } catch (error) {
+      const message = `SmartCtx: the private environment could not be updated to the extension's server (${
+        error instanceof Error ? error.message : String(error)
+      }).`;
+      this.log.error(message);
+      void vscode.window.showErrorMessage(message, "Show Log").then((choice) => {
+        if (choice === "Show Log") this.log.show();
+      });
+    }
   }
 
   start(): Promise<void> {
@@ -196,6 +297,7 @@ export class Server implements vscode.Disposable {
   }
 
   private async startClient(): Promise<void> {
+    await this.keepPrivateEnvironmentCurrent();
     this.setState({ kind: "starting", description: "looking for smartctx" });
     const decision = await this.decide();
     if (decision.kind === "missing") {
@@ -257,8 +359,70 @@ export class Server implements vscode.Disposable {
     }
     // start() also resolves when initialize failed and the client gave up (onClosed has seen it).
     if (this.client === client && client.isRunning()) {
-      this.setState({ kind: "running", description: decision.description });
+      await this.checkVersions(client, decision);
     }
+  }
+
+  private runningServer(client: lc.LanguageClient, decision: Launch): RunningServer {
+    const result = client.initializeResult;
+    const replaces = decision.kind === "python" ? decision.replaces : undefined;
+    return {
+      version: result?.serverInfo?.version,
+      protocolVersion: serverProtocolVersion(result?.capabilities.experimental),
+      launch: decision.launch,
+      where: decision.where,
+      fromCommand: decision.kind === "command",
+      ...(replaces ? { replaces: { version: replaces.version, where: where(replaces) } } : {}),
+    };
+  }
+
+  // The running server against the protocol this client needs and the wheel it carries.
+  private async checkVersions(client: lc.LanguageClient, decision: Launch): Promise<void> {
+    const running = this.runningServer(client, decision);
+    const check = checkServer(running, this.carried?.version, this.versionChoices());
+    const key = choiceKey(running.launch, running.version);
+    if (check.kind === "too-old") {
+      this.log.error(check.message);
+      await this.stop();
+      this.setState({ kind: "stopped", message: check.message });
+      const actions = check.canUpdate ? [UPDATE_THE_SERVER, "Show Log"] : ["Show Log", "Settings"];
+      void vscode.window
+        .showErrorMessage(check.message, ...actions)
+        .then((choice) => this.onChoice(choice, key));
+      return;
+    }
+    if (check.kind === "mismatch") {
+      this.log.warn(check.message);
+      this.setState({ kind: "running", description: decision.description, warning: check.message });
+      const actions = check.canUpdate ? [UPDATE_THE_SERVER, USE_IT_ANYWAY] : [USE_IT_ANYWAY, "Settings"];
+      void vscode.window.showWarningMessage(check.message, ...actions).then(async (choice) => {
+        await this.onChoice(choice, key);
+        if (choice === USE_IT_ANYWAY && this.client === client) {
+          const accepted = checkServer(running, this.carried?.version, this.versionChoices());
+          if (accepted.kind === "accepted")
+            this.setState({ kind: "running", description: decision.description, detail: accepted.detail });
+        }
+      });
+      return;
+    }
+    this.setState({ kind: "running", description: decision.description, detail: check.detail });
+  }
+
+  private async onChoice(choice: string | undefined, key: string): Promise<void> {
+    if (choice === USE_IT_ANYWAY) await this.rememberChoice(key, "use-anyway");
+    if (choice === UPDATE_THE_SERVER) {
+      await this.rememberChoice(key, "update");
+      await updateServer(this).catch((error: unknown) => {
+        const message = `SmartCtx: the server could not be updated (${error instanceof Error ? error.message : String(error)}).`;
+        this.log.error(message);
+        void vscode.window.showErrorMessage(message, "Show Log").then((picked) => {
+          if (picked === "Show Log") this.log.show();
+        });
+      });
+    }
+    if (choice === "Show Log") this.log.show();
+    if (choice === "Settings")
+      await vscode.commands.executeCommand("workbench.action.openSettings", "smartctx.server");
   }
 
   // The server exited while in use, or before it answered initialize: start a new one after a
@@ -328,11 +492,7 @@ export class Server implements vscode.Disposable {
   // What pip installs into the private environment: the wheel packaged with the extension, or,
   // when the extension runs from a smartctx checkout, that checkout.
   installTarget(): string | undefined {
-    const bundled = path.join(this.context.extensionPath, "bundled");
-    if (existsSync(bundled)) {
-      const wheel = readdirSync(bundled).find((name) => name.endsWith(".whl"));
-      if (wheel) return path.join(bundled, wheel);
-    }
+    if (this.carried) return this.carried.path;
     const checkout = path.dirname(this.context.extensionPath);
     return existsSync(path.join(checkout, "pyproject.toml")) ? checkout : undefined;
   }

@@ -29,8 +29,20 @@ function following(index: IndexStatus): { text: string; tooltip: string } {
   };
 }
 
-// Pure: what the item shows for a server state and the last index status.
+// Pure: what the item shows for a server state and the last index status. A running server is named
+// below the index's line; one whose version is not the carried wheel's turns the check into a warning.
 export function statusText(state: ServerState, index: IndexStatus | undefined): StatusText {
+  const shown = indexText(state, index);
+  if (state.kind !== "running") return shown;
+  const server = state.warning ?? state.detail;
+  return {
+    ...shown,
+    text: state.warning ? shown.text.replace("$(check)", "$(warning)") : shown.text,
+    tooltip: server ? `${shown.tooltip}\n\n${server}` : shown.tooltip,
+  };
+}
+
+function indexText(state: ServerState, index: IndexStatus | undefined): StatusText {
   if (state.kind === "missing" || state.kind === "stopped") {
     return { text: "$(error) SmartCtx", tooltip: state.message, error: true };
   }

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from importlib.metadata import version
 from pathlib import Path
 from typing import Any
 
@@ -15,7 +16,9 @@ from smartctx.lsp.protocol import (
     CONTEXT_FOR_TASK,
     INDEX_STATUS,
     INDEX_UNAVAILABLE_CODE,
+    PROTOCOL_VERSION,
     REINDEX_COMMAND,
+    ExperimentalCapabilities,
     IndexStatus,
     WireContextPack,
 )
@@ -50,6 +53,19 @@ async def test_context_for_task_answers_from_the_background_index(
     kinds = [report.kind for reports in client.progress_reports.values() for report in reports]
     assert kinds[0] == "begin"
     assert kinds[-1] == "end"
+
+
+async def test_initialize_names_the_server_version_and_the_protocol_version(
+    client: LanguageClient, initialize_results: list[types.InitializeResult]
+) -> None:
+    result = initialize_results[0]
+
+    # What the client compares with the wheel it carries, and with the protocol it needs.
+    assert result.server_info is not None
+    assert (result.server_info.name, result.server_info.version) == ("smartctx", version("smartctx"))
+    experimental = result.capabilities.experimental
+    assert_matches(experimental, ExperimentalCapabilities)
+    assert experimental["smartctx"]["protocolVersion"] == PROTOCOL_VERSION >= 1
 
 
 async def test_index_status_request_matches_the_notifications(

@@ -312,23 +312,9 @@ export class Session {
     const common = ["--config", config, "--user-data-dir", this.dirs.ud, "--extensions-dir", this.dirs.ext];
     const env = this.env();
 
+    this.common = common;
     if (this.o.vsix.length) {
-      const args = [
-        CODE_SERVER,
-        ...common,
-        ...this.o.vsix.flatMap((v) => ["--install-extension", path.resolve(v)]),
-        "--force",
-      ];
-      const { stdout, stderr } = await promisify(execFile)(NODE24, args, { env, timeout: 120000 }).catch(
-        (err) => {
-          fs.writeFileSync(
-            path.join(this.dirs.logs, "install-extension.log"),
-            `${err.stdout}\n${err.stderr}`,
-          );
-          throw new Error(`code-server --install-extension failed: ${err.stderr || err.message}`);
-        },
-      );
-      fs.writeFileSync(path.join(this.dirs.logs, "install-extension.log"), `${stdout}\n${stderr}`);
+      await this.installExtensions(this.o.vsix);
       this.timings.installMs = Date.now() - began;
       log(`installed ${this.o.vsix.map((v) => path.basename(v)).join(", ")} (${this.timings.installMs} ms)`);
     }
@@ -419,6 +405,28 @@ export class Session {
     log(
       `workbench visible ${this.timings.workbenchMs} ms after page.goto (${this.timings.startToWorkbenchMs} ms after code-server start)`,
     );
+  }
+
+  /**
+   * Installs .vsix files with code-server's CLI into this session's extensions folder; a running
+   * workbench sees them once reloaded (as after an extension update).
+   */
+  async installExtensions(vsix) {
+    const args = [
+      CODE_SERVER,
+      ...this.common,
+      ...vsix.flatMap((v) => ["--install-extension", path.resolve(v)]),
+      "--force",
+    ];
+    const logFile = path.join(this.dirs.logs, "install-extension.log");
+    const { stdout, stderr } = await promisify(execFile)(NODE24, args, {
+      env: this.env(),
+      timeout: 120000,
+    }).catch((err) => {
+      fs.appendFileSync(logFile, `${err.stdout}\n${err.stderr}`);
+      throw new Error(`code-server --install-extension failed: ${err.stderr || err.message}`);
+    });
+    fs.appendFileSync(logFile, `${stdout}\n${stderr}`);
   }
 
   _sampleMemory() {
@@ -708,6 +716,36 @@ export class Workbench {
       },
       { timeout },
     );
+  }
+
+  /** The tooltip of the status bar item whose text matches `re`, once the tooltip matches `expect`. */
+  async statusBarTooltip(re, expect, { timeout = 15000 } = {}) {
+    const item = this.page.locator(".part.statusbar .statusbar-item").filter({ hasText: re }).first();
+    let last = "";
+    return waitFor(
+      () => `the tooltip of the status bar item ${re} to match ${expect} (last: ${JSON.stringify(last)})`,
+      async () => {
+        // Away and back: each attempt is a fresh hover, with the item's tooltip of now.
+        await this.page.mouse.move(0, 0);
+        await item.hover();
+        const hover = this.page.locator(".workbench-hover, .monaco-hover").filter({ visible: true }).first();
+        await hover.waitFor({ state: "visible", timeout: 3000 });
+        last = (await hover.innerText()).trim();
+        return expect.test(last) && last;
+      },
+      { timeout, interval: 500 },
+    );
+  }
+
+  /** Clicks the button `label` of the notification whose text contains `text` (string or RegExp). */
+  async clickNotificationButton(text, label, { timeout = 10000 } = {}) {
+    await this.page
+      .locator(".notifications-toasts .notification-toast")
+      .filter({ hasText: text })
+      .first()
+      .locator(".monaco-button", { hasText: label })
+      .first()
+      .click({ timeout });
   }
 
   async notificationsText() {

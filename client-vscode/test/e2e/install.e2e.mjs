@@ -1,7 +1,13 @@
 // A newcomer without smartctx: the extension finds no interpreter that has it, says so with one-click
 // fixes, and "Install the Server" makes a venv in the extension's storage, pip-installs
-// the wheel the .vsix carries (its dependencies come from PyPI), and starts the server from it.
+// the wheel the .vsix carries (its dependencies come from PyPI), starts the server from it, and the
+// first pack shows in the panel. Then the extension's next release, carrying another wheel, replaces
+// it: on its first start the private environment is reinstalled from that wheel.
 // Run: client-vscode/test/e2e/run.sh --scenario client-vscode/test/e2e/install.e2e.mjs client-vscode/smartctx.vsix
+import path from "node:path";
+import { buildWheel, carriedWheel, nextExtensionRelease, wheelVersion } from "./servers.mjs";
+import { packInThePanel } from "./steps.mjs";
+
 export const options = {
   name: "install",
   // No interpreter setting: the extension looks for one (no Python extension here; python3 on the
@@ -11,6 +17,16 @@ export const options = {
 };
 
 const INSTALL = "Install the Server";
+
+let update;
+
+// The next release: this checkout's server as a post-release of the carried version.
+export async function prepare({ tmp, vsix }) {
+  const version = `${wheelVersion(carriedWheel(vsix[0], path.join(tmp, "carried")))}.post1`;
+  const wheel = buildWheel(path.join(tmp, "next-build"), { version });
+  update = { version, vsix: await nextExtensionRelease(vsix[0], wheel, path.join(tmp, "next-release")) };
+  return {};
+}
 
 export default async function scenario({ s, wb, step, waitFor }) {
   await step("20-missing-server-offers-fixes", async () => {
@@ -33,6 +49,12 @@ export default async function scenario({ s, wb, step, waitFor }) {
     await wb.inputBox("create the private environment with", "python3");
     // pip downloads the server's dependencies: minutes on a cold cache.
     await wb.waitForStatusBar(/SmartCtx: \d+ files/, { timeout: 540000 });
+  });
+
+  await step("21b-install-then-a-pack-in-the-panel", async () => {
+    await packInThePanel(wb);
+    // The screenshot shows who answered: the status bar's tooltip names the private environment.
+    await wb.statusBarTooltip(/SmartCtx/, /Server: smartctx [^,]+, \S+ \(SmartCtx's private environment\)\./);
   });
 
   await step("22-crash-loop-stops-with-an-error", async () => {
@@ -66,5 +88,17 @@ export default async function scenario({ s, wb, step, waitFor }) {
   await step("23-clearing-the-command-restarts-from-the-private-environment", async () => {
     s.updateSettings({ "smartctx.server.command": [] });
     await wb.waitForStatusBar(/SmartCtx: \d+ files/, { timeout: 120000 });
+  });
+
+  await step("24-extension-update-reinstalls-the-private-environment", async () => {
+    await s.installExtensions([update.vsix]);
+    await wb.runCommand("Developer: Reload Window");
+    await wb.waitReady();
+    const literal = update.version.replace(/\./g, "\\.");
+    await wb.statusBarTooltip(
+      /SmartCtx: \d+ files/,
+      new RegExp(`Server: smartctx ${literal}, \\S+ \\(SmartCtx's private environment\\)\\.`),
+      { timeout: 180000 },
+    );
   });
 }

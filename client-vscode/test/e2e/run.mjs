@@ -4,7 +4,8 @@
 //   client-vscode/test/e2e/run.sh [--scenario FILE] [--keep] path/to/smartctx.vsix [more.vsix ...]
 //
 // A scenario file exports `default async (ctx) => {...}` and optionally `options` ({settings, env,
-// proposedApi, name, timeoutMs}). ctx = {s (Session), wb (Workbench), workspace, head, step, selfTest,
+// proposedApi, name, timeoutMs}) and `prepare({tmp, vsix, log})`, run before code-server starts, which
+// may return more {settings, env} (e.g. a smartctx it installed, put on the PATH). ctx = {s (Session), wb (Workbench), workspace, head, step, selfTest,
 // log, waitFor}. Each ctx.step(name, fn) saves screenshots/<name>.png when fn passes. Exit 0 on pass;
 // on failure exit 1 and print the folder with screenshots and logs.
 import fs from "node:fs";
@@ -62,13 +63,18 @@ async function main() {
     const { dir: workspace, head } = makeFixture(path.join(tmp, "workspace"));
     const selfTestFile = path.join(tmp, "selftest.json");
     const modelLog = path.join(tmp, "scripted-model.jsonl");
+    const prepared = scenario.prepare ? await scenario.prepare({ tmp, vsix: a.vsix, log }) : {};
     const s = await Session.start({
       name: opts.name || path.basename(a.scenario).replace(/\.e2e\.mjs$|\.mjs$/, ""),
       workspace,
       vsix: [...a.vsix, ...testExts],
       proposedApi: opts.proposedApi || ["smartctx.smartctx"],
-      settings: { "smartctxE2e.selfTest.resultsFile": selfTestFile, ...(opts.settings || {}) },
-      env: { SMARTCTX_E2E_MODEL_LOG: modelLog, ...(opts.env || {}) },
+      settings: {
+        "smartctxE2e.selfTest.resultsFile": selfTestFile,
+        ...(opts.settings || {}),
+        ...(prepared.settings || {}),
+      },
+      env: { SMARTCTX_E2E_MODEL_LOG: modelLog, ...(opts.env || {}), ...(prepared.env || {}) },
     });
     const ctx = {
       s,

@@ -7,8 +7,10 @@ import {
   pythonCandidates,
   RESTART_WINDOW_MS,
   SERVE_ARGS,
+  wantsStandIn,
   type PythonCandidate,
 } from "../../src/launch";
+import { choiceKey } from "../../src/versions";
 
 const NONE = { command: [], python: "" };
 
@@ -89,5 +91,49 @@ describe("mayRestart", () => {
     expect(mayRestart([now - 1000, now - 2000, now - 3000], now)).toBe(true);
     expect(mayRestart([now - 1000, now - 2000, now - 3000, now - 4000], now)).toBe(false);
     expect(mayRestart([now - RESTART_WINDOW_MS - 1, now - 2000, now - 3000, now - 4000], now)).toBe(true);
+  });
+});
+
+describe("decideLaunch with version choices", () => {
+  const pathServer = { python: "python3", source: "path", hasSmartctx: true, version: "0.0.9" } as const;
+  const privateEnvironment = {
+    python: "/g/venv/bin/python",
+    source: "private-environment",
+    hasSmartctx: true,
+    version: "0.1.0",
+  } as const;
+  const updated = { [choiceKey("python3", "0.0.9")]: "update" } as const;
+
+  it("runs the private environment in place of a server the user chose Update the Server for", () => {
+    expect(wantsStandIn(pathServer, updated)).toBe(true);
+    const decision = decideLaunch(NONE, [pathServer, privateEnvironment], {
+      choices: updated,
+      privateEnvironmentCurrent: true,
+    });
+    expect(decision).toMatchObject({
+      kind: "python",
+      command: "/g/venv/bin/python",
+      source: "private-environment",
+      launch: "/g/venv/bin/python",
+      replaces: pathServer,
+    });
+  });
+
+  it("keeps the server when the private environment is not current yet", () => {
+    const decision = decideLaunch(NONE, [pathServer, privateEnvironment], {
+      choices: updated,
+      privateEnvironmentCurrent: false,
+    });
+    expect(decision).toMatchObject({ kind: "python", command: "python3" });
+    expect(decision).not.toHaveProperty("replaces");
+  });
+
+  it("asks again for another version of that server", () => {
+    expect(wantsStandIn({ ...pathServer, version: "0.0.8" }, updated)).toBe(false);
+  });
+
+  it("never stands in for the private environment itself", () => {
+    const key = choiceKey("/g/venv/bin/python", "0.1.0");
+    expect(wantsStandIn(privateEnvironment, { [key]: "update" })).toBe(false);
   });
 });

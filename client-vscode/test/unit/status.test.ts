@@ -136,4 +136,34 @@ describe("statusText", () => {
         " updates and takes over writing when it exits. Click for index status and actions.",
     );
   });
+
+  const READY = {
+    state: "ready",
+    filesDone: 8,
+    filesTotal: 8,
+    pendingFiles: 0,
+    indexedFiles: 8,
+    role: "writer",
+  } as const;
+
+  it("names the server below the index", () => {
+    const shown = statusText(
+      { ...RUNNING, detail: "Server: smartctx 0.1.0, python3 (python3 on the PATH)." },
+      READY,
+    );
+    expect(shown).toEqual({
+      text: "$(check) SmartCtx: 8 files",
+      tooltip:
+        "Index ready: 8 files. Click for index status and actions.\n\nServer: smartctx 0.1.0, python3 (python3 on the PATH).",
+      error: false,
+    });
+  });
+
+  it("warns about a server of another version than the carried wheel", () => {
+    const warning =
+      "SmartCtx: smartctx 0.0.9 in python3 (python3 on the PATH) is older than the smartctx 0.1.0 this extension carries.";
+    const shown = statusText({ ...RUNNING, warning }, READY);
+    expect(shown.text).toBe("$(warning) SmartCtx: 8 files");
+    expect(shown.tooltip.endsWith(`\n\n${warning}`)).toBe(true);
+  });
 });

@@ -34,6 +34,13 @@ EXPAND = "smartctx/expand"
 # as focus). The server does not register it.
 CONTEXT_FOR_SYMBOL_COMMAND = "smartctx.contextForSymbol"
 
+# The version of this protocol, sent in the initialize result as
+# ``capabilities.experimental.smartctx.protocolVersion`` (:class:`ExperimentalCapabilities`). It grows
+# by one whenever the protocol gains something a client may rely on (a method, a field, a value);
+# nothing is removed or changed in place, so a client written for version N works with any server
+# of N or later. A server that does not send it predates the number: version 0.
+PROTOCOL_VERSION = 1
+
 # The camelCase option names of contextForTask, mapped to ContextOptions fields.
 OPTION_FIELDS = {
     "budgetTokens": "budget_tokens",
@@ -79,6 +86,16 @@ IndexState = Literal["indexing", "ready", "failed"]
 # per folder: "writer" indexes it, "follower" answers from what another process writes (and takes
 # over writing when that one exits); "mixed" over folders where this server does both.
 IndexRole = Literal["writer", "follower", "mixed"]
+
+
+class SmartctxCapabilities(TypedDict):
+    protocolVersion: int
+
+
+class ExperimentalCapabilities(TypedDict):
+    """The initialize result's ``capabilities.experimental``: smartctx's entry, under its name."""
+
+    smartctx: SmartctxCapabilities
 
 
 class WirePosition(TypedDict):

@@ -32,6 +32,7 @@ from pygls.exceptions import (
 from pygls.protocol import JsonRPCNotification, JsonRPCRequestMessage
 from pygls.protocol.language_server import lsp_method
 
+from smartctx.lsp.protocol import PROTOCOL_VERSION, ExperimentalCapabilities
 from smartctx.lsp.redacting import RedactingProtocol
 
 log = logging.getLogger(__name__)
@@ -294,6 +295,15 @@ class SmartctxProtocol(RedactingProtocol):
 
     def _phase(self) -> str:
         return "shutting down" if self._shutdown else "not initialized yet"
+
+    @lsp_method(types.INITIALIZE)
+    def lsp_initialize(self, params: types.InitializeParams) -> Generator[Any, Any, types.InitializeResult]:
+        """pygls's initialize, whose result also carries the protocol version (protocol.py): a
+        client can tell a server too old for it from one that merely misbehaves."""
+        result: types.InitializeResult = yield from super().lsp_initialize(params)
+        experimental: ExperimentalCapabilities = {"smartctx": {"protocolVersion": PROTOCOL_VERSION}}
+        result.capabilities.experimental = experimental
+        return result
 
     @lsp_method(types.EXIT)
     def lsp_exit(self, *args: Any) -> Generator[Any, Any, None]:
