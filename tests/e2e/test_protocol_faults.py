@@ -10,7 +10,13 @@ from typing import Any
 import pytest
 from raw_client import RawClient, encode, frame
 
-from smartctx.lsp.protocol import CONTEXT_FOR_TASK, EXPAND, INDEX_STATUS, REINDEX_COMMAND
+from smartctx.lsp.protocol import (
+    CONTEXT_FOR_TASK,
+    EXPAND,
+    INDEX_STATUS,
+    REINDEX_COMMAND,
+    UNKNOWN_FIELD_WARNING,
+)
 
 pytestmark = pytest.mark.asyncio
 
@@ -247,3 +253,46 @@ async def test_a_cancel_with_an_id_of_the_wrong_type_is_dropped(
         assert "result" in await client.request("after", INDEX_STATUS)
     finally:
         await client.close()
+
+
+async def test_focus_fields_of_the_wrong_type_are_refused_and_unknown_ones_reported(
+    workspace: Path, index_dir: Path
+) -> None:
+    orders = (workspace / "shop" / "orders.py").as_uri()
+    ill_typed: dict[str, tuple[dict[str, Any], str]] = {
+        "a character that is a string": (
+            {"uri": orders, "position": {"line": 1, "character": "x"}},
+            "focus.position",
+        ),
+        "open files that are a string": ({"openFiles": "x"}, "focus.openFiles"),
+        "a null edit": ({"recentEdits": [None]}, "focus.recentEdits"),
+        "a number for the uri": ({"uri": 5}, "focus.uri"),
+    }
+    client = await RawClient.start()
+    try:
+        await client.initialize(workspace, index_dir)
+        errors = {
+            name: (await client.request(name, CONTEXT_FOR_TASK, {"task": "order total", "focus": focus}))[
+                "error"
+            ]
+            for name, (focus, _) in ill_typed.items()
+        }
+        unknown = {
+            "task": "order total",
+            "focsu": {},
+            "focus": {"openUris": "x", "recentUris": [None], "openFiles": [{"uri": orders, "visibel": True}]},
+        }
+        pack = (await client.request("unknown", CONTEXT_FOR_TASK, unknown))["result"]
+    finally:
+        await client.close()
+    assert {name: error["code"] for name, error in errors.items()} == {
+        name: INVALID_PARAMS for name in ill_typed
+    }
+    assert [name for name, (_, field) in ill_typed.items() if field not in errors[name]["message"]] == []
+    warnings = [
+        warning for warning in pack["metadata"]["warnings"] if warning["code"] == UNKNOWN_FIELD_WARNING
+    ]
+    assert len(warnings) == 1
+    named = ["focsu", "focus.openUris", "focus.recentUris", "focus.openFiles[0].visibel"]
+    assert [field for field in named if field not in warnings[0]["message"]] == []
+    assert pack["bodies"], "the known fields are still read"
