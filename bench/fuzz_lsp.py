@@ -5,7 +5,8 @@ wrong answers; prints one table and writes JSON to bench/out/fuzz_lsp.json.
     .venv/bin/python bench/fuzz_lsp.py --frames 6000 --seed 1
 
 What counts as what:
-- crash: the server process ended, or it did not end within ``--wait-s`` of shutdown and exit;
+- crash: the server process ended, stopped reading its input for ``--wait-s``, or did not end
+  within ``--wait-s`` of shutdown and exit;
 - hang: a request that must be answered was not, within ``--wait-s`` of its round's end; a request
   whose id cannot be read is due a reply to id null, so a round with fewer of those than such
   requests counts a hang for each one short;
@@ -22,7 +23,9 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import random
+import select
 import shutil
 import subprocess
 import sys
@@ -441,13 +444,19 @@ def set_leaf(value: Any, path: tuple[Any, ...], insert: str, source: random.Rand
 class Server:
     """``smartctx serve`` with a thread reading its framed output into a queue."""
 
-    def __init__(self, workspace: Path, index_dir: Path) -> None:
+    def __init__(self, workspace: Path, index_dir: Path, wait_s: float) -> None:
         self.process = subprocess.Popen(
             [sys.executable, "-m", "smartctx", "serve", "--max-message-bytes", str(MAX_MESSAGE_BYTES)],
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             stderr=subprocess.DEVNULL,
+            bufsize=0,
         )
+        assert self.process.stdin is not None
+        # Written without blocking, so a server that stops reading is seen, not waited on forever.
+        self._stdin = self.process.stdin.fileno()
+        os.set_blocking(self._stdin, False)
+        self.wait_s = wait_s
         self.messages: Queue[dict[str, Any] | None] = Queue()
         threading.Thread(target=self._read, daemon=True).start()
         self.workspace = workspace
@@ -468,12 +477,18 @@ class Server:
             self.messages.put(json.loads(stream.read(length)))
 
     def write(self, data: bytes) -> bool:
-        assert self.process.stdin is not None
-        try:
-            self.process.stdin.write(data)
-            self.process.stdin.flush()
-        except BrokenPipeError:
-            return False
+        """Write all of ``data``; False if the server has gone or read none of it for ``wait_s``."""
+        unsent = memoryview(data)
+        while unsent:
+            _, writable, _ = select.select([], [self._stdin], [], self.wait_s)
+            if not writable:
+                return False
+            try:
+                unsent = unsent[os.write(self._stdin, unsent) :]
+            except BlockingIOError:
+                continue
+            except BrokenPipeError:
+                return False
         return True
 
     def alive(self) -> bool:
@@ -525,7 +540,7 @@ def run_fuzz(frames: int, seed: int, wait_s: float = 20.0, round_cases: int = 25
     with tempfile.TemporaryDirectory(prefix="smartctx-fuzz-") as temp:
         workspace = Path(temp) / "shop"
         shutil.copytree(FIXTURE, workspace)
-        server = Server(workspace, Path(temp) / "index")
+        server = Server(workspace, Path(temp) / "index", wait_s)
         generator = Generator(seed, workspace)
         pending: dict[Any, Any] = {}
         maybe: set[Any] = set()
@@ -597,6 +612,7 @@ def run_fuzz(frames: int, seed: int, wait_s: float = 20.0, round_cases: int = 25
             # The replies to id null the round's cases are due: at least, and exactly when known.
             null_due = 0
             null_exact = True
+            stalled = False
             for _ in range(round_cases):
                 case = generator.case()
                 null_due += case.null_replies or 0
@@ -610,11 +626,15 @@ def run_fuzz(frames: int, seed: int, wait_s: float = 20.0, round_cases: int = 25
                 pending[json.dumps(probe)] = RESULT
                 tally.probes += 1
                 valid = framed(dumps({"jsonrpc": "2.0", "id": probe, "method": "smartctx/indexStatus"}))
-                if not server.write(case.data + valid):
+                stalled = not server.write(case.data + valid)
+                if stalled:
                     break
             collect(time.monotonic() + wait_s)
             if not server.alive():
                 tally.fault("crashes", f"exit code {server.process.returncode} in round {round_number}")
+                break
+            if stalled:
+                tally.fault("crashes", f"the server stopped reading its input in round {round_number}")
                 break
             for key in list(pending):
                 kind = "missing" if key.startswith('"probe') else "hangs"
