@@ -13,6 +13,8 @@ export const CONFIGURATION_SECTION = "smartctx";
 export const INDEX_UNAVAILABLE_CODE = -32010;
 export const CONTENT_MODIFIED_CODE = -32801;
 export const MAX_FOCUS_FILES = 200;
+// The pack warning naming contextForTask params fields the protocol does not define (ignored).
+export const UNKNOWN_FIELD_WARNING = "unknown-field";
 
 // The protocol version this client is written for (protocol.py PROTOCOL_VERSION): a server must
 // send it or a later one in capabilities.experimental.smartctx.protocolVersion (none sent: 0).

@@ -25,4 +25,6 @@ def fuzz_module() -> ModuleType:
 def test_a_fuzz_slice_finds_no_fault() -> None:
     tally = fuzz_module().run_fuzz(frames=SLICE_FRAMES, seed=7)
     assert tally.frames >= SLICE_FRAMES
-    assert (tally.crashes, tally.hangs, tally.missing, tally.wrong) == (0, 0, 0, 0), tally.examples
+    assert (tally.crashes, tally.hangs, tally.missing, tally.no_id, tally.wrong) == (0, 0, 0, 0, 0), (
+        tally.examples
+    )

@@ -4,18 +4,26 @@ real stdio, bytes written by hand (raw_client.py)."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import Any
 
 import pytest
 from raw_client import RawClient, encode, frame
 
-from smartctx.lsp.protocol import CONTEXT_FOR_TASK, EXPAND, INDEX_STATUS, REINDEX_COMMAND
+from smartctx.lsp.protocol import (
+    CONTEXT_FOR_TASK,
+    EXPAND,
+    INDEX_STATUS,
+    REINDEX_COMMAND,
+    UNKNOWN_FIELD_WARNING,
+)
 
 pytestmark = pytest.mark.asyncio
 
 PARSE_ERROR = -32700
 INVALID_REQUEST = -32600
+METHOD_NOT_FOUND = -32601
 INVALID_PARAMS = -32602
 SERVER_NOT_INITIALIZED = -32002
 
@@ -97,24 +105,30 @@ async def test_an_unparsable_body_is_a_parse_error_to_id_null(workspace: Path, i
         await client.write(frame(b'{"jsonrpc": "2.0", "id": 7, "method":') + frame(b"\xff\xfe{}"))
         parse_errors = [await client.answer_to(None), await client.answer_to(None)]
         assert [answer["error"]["code"] for answer in parse_errors] == [PARSE_ERROR, PARSE_ERROR]
+        # JSON-RPC: a reply whose request id cannot be read carries "id": null, not no id.
+        assert ["id" in answer for answer in parse_errors] == [True, True]
         assert "result" in await client.request("after", INDEX_STATUS)
     finally:
         await client.close()
 
 
-# Envelopes that are not JSON-RPC requests: (message, the id the error goes to).
+# Envelopes that are not JSON-RPC requests: (message, the id the error goes to). An id JSON-RPC
+# allows (any string or number) is answered to even where LSP's narrower rule refuses it.
 BAD_ENVELOPES: dict[str, tuple[Any, Any]] = {
     "a number for method": ({"jsonrpc": "2.0", "id": 1, "method": 5}, 1),
     "null for method": ({"jsonrpc": "2.0", "id": 2, "method": None}, 2),
     "an object id": ({"jsonrpc": "2.0", "id": {}, "method": INDEX_STATUS}, None),
     "an array id": ({"jsonrpc": "2.0", "id": [], "method": INDEX_STATUS}, None),
-    "a fractional id": ({"jsonrpc": "2.0", "id": 1.5, "method": INDEX_STATUS}, None),
+    "a fractional id": ({"jsonrpc": "2.0", "id": 1.5, "method": INDEX_STATUS}, 1.5),
     "a boolean id": ({"jsonrpc": "2.0", "id": True, "method": INDEX_STATUS}, None),
     "a null id": ({"jsonrpc": "2.0", "id": None, "method": INDEX_STATUS}, None),
-    "an id above LSP's integer": ({"jsonrpc": "2.0", "id": 2**31, "method": INDEX_STATUS}, None),
+    "an id above LSP's integer": ({"jsonrpc": "2.0", "id": 2**31, "method": INDEX_STATUS}, 2**31),
+    "a fractional id without jsonrpc": ({"id": 6.5, "method": INDEX_STATUS}, 6.5),
     "no jsonrpc": ({"id": 3, "method": INDEX_STATUS}, 3),
     "jsonrpc 1.0": ({"jsonrpc": "1.0", "id": 4, "method": INDEX_STATUS}, 4),
     "neither method nor id": ({"jsonrpc": "2.0", "params": {}}, None),
+    "an id without method": ({"jsonrpc": "2.0", "id": 7002, "params": {}}, 7002),
+    "an id alone": ({"jsonrpc": "2.0", "id": 7003}, 7003),
     "a string": ("hello", None),
     "an empty batch": ([], None),
     "a batch": ([{"jsonrpc": "2.0", "id": 5, "method": INDEX_STATUS}], 5),
@@ -132,6 +146,7 @@ async def test_wrong_envelopes_are_invalid_requests(workspace: Path, index_dir: 
             answer = await client.answer_to(answer_id)
             codes[name] = answer["error"]["code"]
             assert "data" not in answer["error"], name
+            assert "id" in answer, name
         assert codes == {name: INVALID_REQUEST for name in BAD_ENVELOPES}
         assert "result" in await client.request("after", INDEX_STATUS)
     finally:
@@ -247,3 +262,197 @@ async def test_a_cancel_with_an_id_of_the_wrong_type_is_dropped(
         assert "result" in await client.request("after", INDEX_STATUS)
     finally:
         await client.close()
+
+
+async def replies_before_probe(client: RawClient, data: bytes) -> dict[Any, dict[str, Any]]:
+    """The replies the server writes to ``data`` before it answers a probe sent after it, by id
+    (the server reads frames in order, so whatever ``data`` is due is written by then)."""
+    await client.write(data + frame(status_request("probe-after")))
+    assert "result" in await client.answer_to("probe-after")
+    replies = {json.dumps(reply.get("id")): reply for reply in client.other_answers}
+    assert [reply for reply in client.other_answers if "id" not in reply] == []
+    client.other_answers.clear()
+    return replies
+
+
+def nested(request_id: Any, depth: int, id_last: bool) -> bytes:
+    """A status request whose params nest ``depth`` arrays, its id before them or after them."""
+    head = json.dumps({"jsonrpc": "2.0", "method": INDEX_STATUS})[:-1]
+    params = '"params": {"deep": ' + "[" * depth + "]" * depth + "}"
+    member = '"id": ' + json.dumps(request_id)
+    members = [params, member] if id_last else [member, params]
+    return (head + ", " + ", ".join(members) + "}").encode()
+
+
+# Bodies the server cannot read, each holding a request whose id can be read all the same: the body,
+# and the code its id is answered with ("result" when the request is read after all).
+UNREADABLE_BODIES: dict[str, tuple[bytes, Any, int | str]] = {
+    "UTF-16 with a byte order mark": (status_request("u16").decode().encode("utf-16"), "u16", PARSE_ERROR),
+    "UTF-16BE without one": (status_request("u16be").decode().encode("utf-16-be"), "u16be", PARSE_ERROR),
+    "UTF-32": (status_request(32).decode().encode("utf-32"), 32, PARSE_ERROR),
+    "UTF-32LE with a fractional id": (status_request(3.5).decode().encode("utf-32-le"), 3.5, PARSE_ERROR),
+    "params 1,000 deep, the id first": (nested("deep-first", 1000, False), "deep-first", PARSE_ERROR),
+    "params 100,000 deep, the id last": (nested(77, 100_000, True), 77, PARSE_ERROR),
+    # RFC 8259 lets a parser skip a byte order mark before UTF-8, and the request is read.
+    "a UTF-8 byte order mark": (b"\xef\xbb\xbf" + status_request("bom"), "bom", "result"),
+}
+
+
+async def test_a_body_that_cannot_be_read_is_answered_to_its_id(workspace: Path, index_dir: Path) -> None:
+    client = await RawClient.start()
+    try:
+        await client.initialize(workspace, index_dir)
+        outcomes: dict[str, Any] = {}
+        for name, (body, request_id, _) in UNREADABLE_BODIES.items():
+            reply = (await replies_before_probe(client, frame(body))).get(json.dumps(request_id))
+            outcomes[name] = None if reply is None else reply.get("error", {}).get("code", "result")
+        assert outcomes == {name: outcome for name, (_, _, outcome) in UNREADABLE_BODIES.items()}
+    finally:
+        await client.close()
+
+
+# Methods LSP defines as notifications, sent with an id. JSON-RPC: a message with an id is a request
+# and is answered; there is no request of that name, so MethodNotFound (as vscode-jsonrpc answers),
+# and nothing is run: this exit does not end the server.
+NOTIFICATIONS_AS_REQUESTS = {
+    7001: "initialized",
+    7004: "exit",
+    7005: "textDocument/didSave",
+    7006: "$/cancelRequest",
+}
+
+
+async def test_a_notification_sent_with_an_id_is_answered_method_not_found(
+    workspace: Path, index_dir: Path
+) -> None:
+    client = await RawClient.start()
+    try:
+        await client.initialize(workspace, index_dir)
+        sent = b"".join(
+            frame(encode({"jsonrpc": "2.0", "id": request_id, "method": method, "params": {}}))
+            for request_id, method in NOTIFICATIONS_AS_REQUESTS.items()
+        )
+        replies = await replies_before_probe(client, sent)
+        codes = {
+            request_id: replies[json.dumps(request_id)]["error"]["code"]
+            for request_id in NOTIFICATIONS_AS_REQUESTS
+            if json.dumps(request_id) in replies
+        }
+        assert codes == {request_id: METHOD_NOT_FOUND for request_id in NOTIFICATIONS_AS_REQUESTS}
+        assert await client.shutdown_and_exit() == 0
+    finally:
+        await client.close()
+
+
+@pytest.mark.parametrize("with_id", [False, True], ids=["notification", "with an id"])
+async def test_a_second_initialized_opens_nothing_twice_and_exit_still_ends_the_server(
+    workspace: Path, index_dir: Path, tmp_path: Path, with_id: bool
+) -> None:
+    log_path = tmp_path / "server.log"
+    with log_path.open("w") as log:
+        client = await RawClient.start(stderr=log)
+        try:
+            await client.initialize(workspace, index_dir)
+            await client.notification(INDEX_STATUS, lambda status: status["state"] == "ready")
+            again: dict[str, Any] = {"jsonrpc": "2.0", "method": "initialized", "params": {}}
+            await client.send({**again, "id": "again"} if with_id else again)
+            # Answered once the index thread has done whatever the second initialized gave it.
+            reindex = {"command": REINDEX_COMMAND}
+            assert "result" in await client.request("after", "workspace/executeCommand", reindex)
+            exit_code = await client.shutdown_and_exit()
+        finally:
+            await client.close()
+    assert exit_code == 0
+    assert log_path.read_text().count("(on opening)") == 1
+
+
+async def test_lone_surrogates_in_params_are_invalid_params_naming_the_field(
+    workspace: Path, index_dir: Path
+) -> None:
+    orders = (workspace / "shop" / "orders.py").as_uri()
+    position = {"line": 0, "character": 0}
+    cases: dict[str, tuple[str, dict[str, Any], str]] = {
+        "an expand id": (EXPAND, {"id": "shop/orders.py::Order\ud800"}, "params.id"),
+        "a task": (CONTEXT_FOR_TASK, {"task": "order \udfff total"}, "params.task"),
+        "the focus": (
+            CONTEXT_FOR_TASK,
+            {"task": "x", "focus": {"uri": orders + "\ud800"}},
+            "params.focus.uri",
+        ),
+        "an open file": (
+            CONTEXT_FOR_TASK,
+            {"task": "x", "focus": {"openFiles": [{"uri": orders}, {"uri": "\ud800" + orders}]}},
+            "params.focus.openFiles[1].uri",
+        ),
+        "an option name": (
+            CONTEXT_FOR_TASK,
+            {"task": "x", "options": {"\ud800": 1}},
+            "a key of params.options",
+        ),
+        "a hover's document": (
+            "textDocument/hover",
+            {"textDocument": {"uri": orders + "\ud800"}, "position": position},
+            "params.textDocument.uri",
+        ),
+    }
+    client = await RawClient.start()
+    try:
+        await client.initialize(workspace, index_dir)
+        errors = {
+            name: (await client.request(name, method, params))["error"]
+            for name, (method, params, _) in cases.items()
+        }
+        assert {name: error["code"] for name, error in errors.items()} == {
+            name: INVALID_PARAMS for name in cases
+        }
+        assert [
+            name
+            for name, (_, _, field) in cases.items()
+            if f"{field} holds a lone surrogate" not in errors[name]["message"]
+        ] == []
+        assert "result" in await client.request("after", INDEX_STATUS)
+    finally:
+        await client.close()
+
+
+async def test_focus_fields_of_the_wrong_type_are_refused_and_unknown_ones_reported(
+    workspace: Path, index_dir: Path
+) -> None:
+    orders = (workspace / "shop" / "orders.py").as_uri()
+    ill_typed: dict[str, tuple[dict[str, Any], str]] = {
+        "a character that is a string": (
+            {"uri": orders, "position": {"line": 1, "character": "x"}},
+            "focus.position",
+        ),
+        "open files that are a string": ({"openFiles": "x"}, "focus.openFiles"),
+        "a null edit": ({"recentEdits": [None]}, "focus.recentEdits"),
+        "a number for the uri": ({"uri": 5}, "focus.uri"),
+    }
+    client = await RawClient.start()
+    try:
+        await client.initialize(workspace, index_dir)
+        errors = {
+            name: (await client.request(name, CONTEXT_FOR_TASK, {"task": "order total", "focus": focus}))[
+                "error"
+            ]
+            for name, (focus, _) in ill_typed.items()
+        }
+        unknown = {
+            "task": "order total",
+            "focsu": {},
+            "focus": {"openUris": "x", "recentUris": [None], "openFiles": [{"uri": orders, "visibel": True}]},
+        }
+        pack = (await client.request("unknown", CONTEXT_FOR_TASK, unknown))["result"]
+    finally:
+        await client.close()
+    assert {name: error["code"] for name, error in errors.items()} == {
+        name: INVALID_PARAMS for name in ill_typed
+    }
+    assert [name for name, (_, field) in ill_typed.items() if field not in errors[name]["message"]] == []
+    warnings = [
+        warning for warning in pack["metadata"]["warnings"] if warning["code"] == UNKNOWN_FIELD_WARNING
+    ]
+    assert len(warnings) == 1
+    named = ["focsu", "focus.openUris", "focus.recentUris", "focus.openFiles[0].visibel"]
+    assert [field for field in named if field not in warnings[0]["message"]] == []
+    assert pack["bodies"], "the known fields are still read"

@@ -241,6 +241,32 @@ async def test_a_definition_typed_but_not_saved_is_found_until_the_buffer_closes
     assert payments.read_text(encoding="utf-8") == saved
 
 
+ODD_TEXT = """def odd_text_fn():
+    return "half \ud800 a pair"
+
+
+"""
+
+
+async def test_a_lone_surrogate_typed_in_a_buffer_is_packed_as_a_replacement_character(
+    client: LanguageClient, statuses: IndexStatusLog, workspace: Path
+) -> None:
+    # An editor's buffer may hold a lone surrogate (JavaScript strings can); JSON carries it as the
+    # escape \ud800. A notification cannot be refused, so the buffer goes on with U+FFFD there.
+    await statuses.ready()
+    payments = workspace / "shop" / "payments.py"
+    saved = payments.read_text(encoding="utf-8")
+    document = open_buffer(client, payments, saved)
+    change_buffer(
+        client, document, saved.replace("class PaymentDeclined", ODD_TEXT + "class PaymentDeclined")
+    )
+    await statuses.ready(2)
+
+    found = await context_for_task(client, {"task": "odd_text_fn"})
+
+    assert 'return "half \ufffd a pair"' in body_source(found, "shop/payments.py::odd_text_fn")
+
+
 def open_buffer(client: LanguageClient, path: Path, text: str) -> types.TextDocumentIdentifier:
     document = types.TextDocumentIdentifier(uri=path.as_uri())
     client.text_document_did_open(

@@ -16,7 +16,8 @@ from smartctx.live.edits import (
     EditMemory,
     with_editor_memory,
 )
-from smartctx.lsp.convert import context_requests
+from smartctx.lsp.convert import context_requests, ignored_fields
+from smartctx.lsp.protocol import UNKNOWN_FIELD_WARNING
 
 NOW = datetime(2026, 12, 1, 9, 30, tzinfo=timezone.utc)
 ROOTS = (Path("/w/app"), Path("/w/lib"))
@@ -77,6 +78,14 @@ INVALID: dict[str, tuple[Any, str]] = {
         {"recentEdits": [{"uri": "file:///w/app/a.py", "editedAt": 1764581400}]},
         "focus.recentEdits[0].editedAt",
     ),
+    "a character that is not a number": (
+        {"uri": "file:///w/app/a.py", "position": {"line": 3, "character": "4"}},
+        "focus.position must be",
+    ),
+    "a negative character": (
+        {"uri": "file:///w/app/a.py", "position": {"line": 3, "character": -1}},
+        "focus.position must be",
+    ),
     "too many open files": (
         {"openFiles": [{"uri": f"file:///w/app/{n}.py"} for n in range(MAX_FOCUS_FILES + 1)]},
         f"at most {MAX_FOCUS_FILES} files",
@@ -90,6 +99,30 @@ def test_a_malformed_focus_is_refused_naming_the_field(case: str) -> None:
     with pytest.raises(InvalidRequestError) as error:
         focus_of(raw)
     assert words in str(error.value)
+
+
+def test_unknown_fields_are_ignored_with_one_warning_naming_each() -> None:
+    params = {
+        "task": "x",
+        "budget": 5,
+        "focus": {
+            "openUris": "x",
+            "position": {"line": 0, "character": 0, "col": 1},
+            "openFiles": [{"uri": "file:///w/app/a.py"}]
+            + [{"uri": "file:///w/app/b.py", "k": n} for n in range(12)],
+            "recentEdits": [{"uri": "file:///w/app/a.py", "editedAt": "2026-12-01T09:29:00Z", "by": "me"}],
+        },
+    }
+
+    (warning,) = ignored_fields(params)
+
+    assert warning.code == UNKNOWN_FIELD_WARNING
+    shown = ["budget", "focus.openUris", "focus.position.col", "focus.openFiles[1].k", "focus.openFiles[7].k"]
+    assert [field for field in shown if field not in warning.message] == []
+    # 16 fields: the first ten are named, the other six counted.
+    assert "focus.openFiles[8].k" not in warning.message
+    assert warning.message.endswith("and 6 more")
+    assert ignored_fields({"task": "x", "focus": {"uri": "file:///w/app/a.py"}}) == []
 
 
 class Clock:

@@ -51,6 +51,11 @@ CASES: dict[str, tuple[bytes, list[Event]]] = {
         [Oversized(2041, "x"), Message(REQUEST)],
     ),
     "not UTF-8": (framed(b"\xff\xfe") + framed(), [UNPARSABLE, Message(REQUEST)]),
+    "a UTF-8 byte order mark": (
+        framed(b"\xef\xbb\xbf" + BODY) + framed(),
+        [Message(REQUEST), Message(REQUEST)],
+    ),
+    "UTF-16": (framed(BODY.decode().encode("utf-16")) + framed(), [UNPARSABLE, Message(REQUEST)]),
     "an empty body": (framed(b"") + framed(), [UNPARSABLE, Message(REQUEST)]),
 }
 
@@ -60,6 +65,34 @@ def test_each_fault_costs_at_most_its_own_frame(case: str) -> None:
     stream, expected = CASES[case]
     for events in (whole(stream), trickled(stream)):
         assert [UNPARSABLE if isinstance(event, Unparsable) else event for event in events] == expected
+
+
+def deep(depth: int, id_last: bool) -> bytes:
+    params = '"params": ' + "[" * depth + "]" * depth
+    members = [params, '"id": "deep"'] if id_last else ['"id": "deep"', params]
+    return ("{" + ", ".join(['"jsonrpc": "2.0"', *members]) + "}").encode()
+
+
+# Bodies that are not read, and the request id found in them all the same.
+UNREAD_IDS: dict[str, tuple[bytes, object]] = {
+    "UTF-16 with a byte order mark": (BODY.decode().encode("utf-16"), 1),
+    "UTF-16LE": (BODY.decode().encode("utf-16-le"), 1),
+    "UTF-32BE": (json.dumps({**REQUEST, "id": 2.5}).encode("utf-32-be"), 2.5),
+    "nested too deeply, the id first": (deep(5000, id_last=False), "deep"),
+    "nested too deeply, the id last": (deep(5000, id_last=True), "deep"),
+    "nested too deeply, an id only inside": (
+        b'{"jsonrpc": "2.0", "params": ' + b"[" * 5000 + b'{"id": 5}' + b"]" * 5000 + b"}",
+        None,
+    ),
+    "not JSON in UTF-16": (b"\xff\xfe" + "{nope".encode("utf-16-le"), None),
+}
+
+
+@pytest.mark.parametrize("case", UNREAD_IDS)
+def test_the_id_of_a_body_that_is_not_read_is_found(case: str) -> None:
+    body, request_id = UNREAD_IDS[case]
+    events = FrameDecoder(100_000).feed(framed(body))
+    assert [event.request_id for event in events if isinstance(event, Unparsable)] == [request_id]
 
 
 def test_a_body_nested_too_deeply_is_unparsable() -> None:

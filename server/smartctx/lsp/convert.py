@@ -10,7 +10,7 @@ import logging
 from collections.abc import Sequence
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any, cast
+from typing import Any, TypeGuard, cast
 
 from smartctx.core.context import (
     MAX_FOCUS_FILES,
@@ -19,15 +19,31 @@ from smartctx.core.context import (
     Focus,
     InvalidRequestError,
     RecentEdit,
+    Warning,
     edit_age_s,
 )
 from smartctx.indexing.indexer import IndexReport
 from smartctx.live.paths import innermost_folder
 from smartctx.live.status import StatusCounts
-from smartctx.lsp.protocol import OPTION_FIELDS, IndexStatus, ReindexResult
+from smartctx.lsp.protocol import (
+    OPTION_FIELDS,
+    UNKNOWN_FIELD_WARNING,
+    ContextForTaskParams,
+    IndexStatus,
+    ReindexResult,
+    WireFocus,
+    WireOpenFile,
+    WirePosition,
+    WireRecentEdit,
+)
 from smartctx.output.pack_json import status_to_wire as status_json
 
 log = logging.getLogger(__name__)
+
+# An unknown-field warning names this many fields, then counts the rest; each name is cut to so
+# many characters (a client's key may be of any length).
+MAX_IGNORED_FIELDS_SHOWN = 10
+MAX_SHOWN_KEY_CHARS = 60
 
 
 def context_requests(
@@ -82,7 +98,8 @@ def _focus(raw: Any, roots: Sequence[Path], now: datetime) -> list[Focus]:
     position = raw.get("position")
     if position is not None:
         line = position.get("line") if isinstance(position, dict) else None
-        if isinstance(line, bool) or not isinstance(line, int) or line < 0:
+        character = position.get("character", 0) if isinstance(position, dict) else None
+        if not (_is_line_number(line) and _is_line_number(character)):
             raise InvalidRequestError(
                 f'focus.position must be {{"line": n, "character": n}} with 0-based n, got {position!r}'
             )
@@ -99,6 +116,44 @@ def _focus(raw: Any, roots: Sequence[Path], now: datetime) -> list[Focus]:
         )
         for root in range(len(roots))
     ]
+
+
+def _is_line_number(value: Any) -> TypeGuard[int]:
+    return isinstance(value, int) and not isinstance(value, bool) and value >= 0
+
+
+def ignored_fields(params: dict[str, Any]) -> list[Warning]:
+    """An ``unknown-field`` warning naming the fields of valid contextForTask ``params`` that the
+    protocol does not define (a typo, or a newer client's field): they are ignored, not refused, so
+    a client can send fields a later server reads; none if there are none."""
+    unknown = _unknown_keys(params, "", ContextForTaskParams)
+    focus = params.get("focus")
+    if isinstance(focus, dict):
+        unknown += _unknown_keys(focus, "focus.", WireFocus)
+        if isinstance(focus.get("position"), dict):
+            unknown += _unknown_keys(focus["position"], "focus.position.", WirePosition)
+        for field, shape in (("openFiles", WireOpenFile), ("recentEdits", WireRecentEdit)):
+            for index, entry in enumerate(focus.get(field) or []):
+                unknown += _unknown_keys(entry, f"focus.{field}[{index}].", shape)
+    if not unknown:
+        return []
+    shown = ", ".join(unknown[:MAX_IGNORED_FIELDS_SHOWN])
+    more = (
+        f" and {len(unknown) - MAX_IGNORED_FIELDS_SHOWN} more"
+        if len(unknown) > MAX_IGNORED_FIELDS_SHOWN
+        else ""
+    )
+    message = f"fields smartctx/contextForTask does not define were ignored: {shown}{more}"
+    return [Warning(UNKNOWN_FIELD_WARNING, message)]
+
+
+def _unknown_keys(value: dict[str, Any], prefix: str, shape: Any) -> list[str]:
+    known = shape.__required_keys__ | shape.__optional_keys__
+    return [f"{prefix}{_shown_key(key)}" for key in value if key not in known]
+
+
+def _shown_key(key: str) -> str:
+    return key if len(key) <= MAX_SHOWN_KEY_CHARS else key[: MAX_SHOWN_KEY_CHARS - 1] + "…"
 
 
 def _entries(raw: Any, field: str, shape: str) -> list[Any]:

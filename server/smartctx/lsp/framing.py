@@ -11,6 +11,10 @@ decoder is sans-IO (bytes in, events out) so every fault is a unit test, and it 
 - after any fault (garbage, a missing or malformed length, a length that is too short or too long)
   the next ``Content-Length:`` in the stream starts the next frame.
 
+A body that cannot be read still gives its request id where the id can be found (an oversized
+body's first bytes, a body in UTF-16, one nested too deeply), so the request is answered; a UTF-8
+byte order mark before a body is skipped.
+
 A body whose declared length is longer than what the client sent would otherwise wait for bytes
 that never come. A valid body is exactly one JSON value, so when a complete JSON value is followed
 by the start of another frame, the body ends there and the rest is framed again.
@@ -39,8 +43,14 @@ OVERSIZED_ID_WINDOW_BYTES = 4096
 _FRAME_START = b"content-length:"
 _FRAME_START_PATTERN = re.compile(re.escape(_FRAME_START), re.IGNORECASE)
 _LENGTH_DIGITS_MAX = 20
-# An id value after ``"id"``: an integer (not the start of a fraction) or a short string.
-_ID_VALUE_PATTERN = re.compile(rb'\s*:\s*(-?\d{1,10}(?![\d.eE])|"(?:[^"\\\x00-\x1f]|\\.){0,256}")')
+# An id value: an integer (not the start of a fraction) or a short string.
+_ID_VALUE = rb'(-?\d{1,10}(?![\d.eE])|"(?:[^"\\\x00-\x1f]|\\.){0,256}")'
+# An id value after ``"id"``.
+_ID_VALUE_PATTERN = re.compile(rb"\s*:\s*" + _ID_VALUE)
+# The id as the last member of the outermost object: the body's last ``}`` closes it.
+_LAST_ID_PATTERN = re.compile(rb'[,{]\s*"id"\s*:\s*' + _ID_VALUE + rb"\s*\}\s*\Z")
+# What may come before a body's JSON value: whitespace, and a UTF-8 byte order mark.
+_LEADING_WHITESPACE = " \t\r\n\ufeff"
 _QUOTE = ord('"')
 _BACKSLASH = ord("\\")
 _JSON_WHITESPACE = b" \t\r\n"
@@ -55,9 +65,12 @@ class Message:
 
 @dataclass(frozen=True)
 class Unparsable:
-    """A complete body that is not UTF-8 JSON; the reason is for the ParseError's message."""
+    """A complete body that is not UTF-8 JSON; the reason is for the ParseError's message.
+    ``request_id`` is the outermost ``"id"`` as sent when it could be read all the same (a body in
+    UTF-16, one nested too deeply), so the request is answered to it; else None."""
 
     reason: str
+    request_id: Any = None
 
 
 @dataclass(frozen=True)
@@ -201,10 +214,14 @@ class FrameDecoder:
         value followed by more bytes, the value is the message; when it is not JSON, what looks like
         the start of a frame is given back. Either way the rest is framed again.
         """
+        foreign = _foreign_encoding(body)
+        if foreign is not None:
+            return foreign
         try:
-            return Message(json.loads(body.decode("utf-8")))
+            # RFC 8259 lets a parser ignore a byte order mark; some writers put one before UTF-8.
+            return Message(json.loads(body.decode("utf-8-sig")))
         except RecursionError:
-            return Unparsable("the body nests arrays or objects too deeply")
+            return Unparsable("the body nests arrays or objects too deeply", _deep_request_id(body))
         except ValueError as error:
             end = _json_value_end(body)
             if end is not None and body[end:].strip(_JSON_WHITESPACE):
@@ -283,6 +300,31 @@ def _content_length(value: bytes) -> int | None:
     return int(digits) if len(digits) <= _LENGTH_DIGITS_MAX else 10**_LENGTH_DIGITS_MAX
 
 
+def _foreign_encoding(body: bytes) -> Unparsable | None:
+    """A body that is JSON in UTF-16 or UTF-32 (by its byte order mark or its zero bytes, as RFC
+    4627 tells them apart): LSP messages are UTF-8, so it is not read, but its id is; None for
+    any other body."""
+    encoding = json.detect_encoding(body)
+    if encoding.startswith("utf-8"):
+        return None
+    try:
+        value = json.loads(body.decode(encoding))
+    except (ValueError, RecursionError):
+        return None
+    request_id = value.get("id") if isinstance(value, dict) else None
+    return Unparsable(f"the body is {encoding.upper()}; LSP messages are UTF-8", request_id)
+
+
+def _deep_request_id(body: bytes) -> int | str | None:
+    """The id of a body nested too deeply to parse, when it is plainly in its first or last bytes
+    (clients write it before the params, or as the last member)."""
+    head = _find_request_id(body[:OVERSIZED_ID_WINDOW_BYTES])
+    if head is not None:
+        return head
+    tail = _LAST_ID_PATTERN.search(body[-OVERSIZED_ID_WINDOW_BYTES:])
+    return _plain_id(tail.group(1)) if tail is not None else None
+
+
 def _json_value_end(data: bytes) -> int | None:
     """The byte offset where the JSON value at the start of ``data`` ends, or None if none does."""
     try:
@@ -290,7 +332,7 @@ def _json_value_end(data: bytes) -> int | None:
     except UnicodeDecodeError:
         return None
     try:
-        _, end = json.JSONDecoder().raw_decode(text, len(text) - len(text.lstrip()))
+        _, end = json.JSONDecoder().raw_decode(text, len(text) - len(text.lstrip(_LEADING_WHITESPACE)))
     except (ValueError, RecursionError):
         return None
     return len(text[:end].encode("utf-8"))

@@ -72,6 +72,12 @@ INDEX_UNAVAILABLE_CODE = -32010
 # Cancelling the request does not stop the reconcile.
 REINDEX_COMMAND = "smartctx.reindex"
 
+# The code of the pack warning that lists the fields of contextForTask's params (at the top, in
+# ``focus`` and its entries) that this protocol does not define: they are ignored, not refused, so
+# a newer client's field costs nothing; a field defined here with a value of the wrong type is
+# InvalidParams naming it.
+UNKNOWN_FIELD_WARNING = "unknown-field"
+
 # LSP's ContentModified: the answer no longer matches the file; ask again.
 CONTENT_MODIFIED_CODE = -32801
 
@@ -356,7 +362,8 @@ class WirePackMetadata(TypedDict):
     timingsMs: dict[str, float]
     freshness: WireFreshness
     # Codes include secret-redacted, stale-relocated, stale-dropped, missing-citation, body-cut,
-    # body-skipped, summary-skipped, folder-unavailable, history-shallow, history-unavailable.
+    # body-skipped, summary-skipped, folder-unavailable, history-shallow, history-unavailable, and
+    # UNKNOWN_FIELD_WARNING.
     warnings: list[WireWarning]
 
 

@@ -13,9 +13,9 @@ A message reaches the wire by one of two routes, each through ``redact_tree``:
   id the client chose) is redacted here. The class has no other way in: its one constructor takes the
   value and redacts it, and nothing done to the value afterwards reaches the text.
 - Any other message is redacted here as JSON values: pygls's generic envelopes (smartctx's own
-  results and notifications) are read where they are when what they carry is JSON already, and
-  anything else (lsprotocol's types: a hover, a log message) is first dumped with pygls's hook and
-  read back.
+  results and notifications) are read where they are when what they carry is JSON already, an
+  error reply is built field by field (so its id stays, null included), and anything else
+  (lsprotocol's types: a hover, a log message) is first dumped with pygls's hook and read back.
 """
 
 from __future__ import annotations
@@ -25,6 +25,7 @@ import logging
 from collections.abc import Callable
 from typing import Any
 
+from lsprotocol.types import ResponseErrorMessage
 from pygls.exceptions import JsonRpcInternalError
 from pygls.protocol import (
     JsonRPCNotification,
@@ -55,6 +56,11 @@ def message_text(data: Any, serialize: Callable[[Any], Any]) -> str:
     if type(data) is JsonRPCResponseMessage and isinstance(data.result, RedactedJson):
         envelope = json.dumps(redact_tree({"id": data.id, "jsonrpc": data.jsonrpc}))
         return f'{envelope[:-1]}, "result": {data.result.text}}}'
+    if type(data) is ResponseErrorMessage:
+        # JSON-RPC: an error reply carries the request's id, null when it could not be read;
+        # lsprotocol's converter leaves out a None id.
+        reply = {"id": data.id, "jsonrpc": data.jsonrpc, "error": serialize(data.error)}
+        return json.dumps(redact_tree(reply))
     fields = _generic_fields(data)
     if fields is not None:
         try:

@@ -4,7 +4,9 @@ gets exactly one answer, with the right error code and a message a person can ac
 pygls dispatches whatever it can structure and drops the rest without a word: a request whose
 envelope or params do not fit gets no answer, an unexpected failure answers with a Python traceback
 in ``error.data``, and the lifecycle is not enforced (requests before ``initialize`` reach the
-handlers, a second ``initialize`` re-targets the server, ``exit`` without ``shutdown`` ends with 0).
+handlers, a second ``initialize`` re-targets the server, a second ``initialized`` opens every index
+again, ``exit`` without ``shutdown`` ends with 0). A reply whose request id cannot be read carries
+``"id": null``, as JSON-RPC asks (pygls leaves the member out).
 :class:`SmartctxProtocol` takes each decoded JSON value from the transport, answers what is wrong
 with it, and hands pygls only messages it can handle.
 """
@@ -12,11 +14,14 @@ with it, and hands pygls only messages it can handle.
 from __future__ import annotations
 
 import logging
+import math
+import re
 from collections.abc import Generator
 from concurrent.futures import Future
 from dataclasses import dataclass
 from typing import Any
 
+import attrs
 import cattrs
 from lsprotocol import types
 from pygls.exceptions import (
@@ -43,6 +48,16 @@ MIN_INTEGER = -(2**31)
 MAX_INTEGER = 2**31 - 1
 
 RequestId = int | str
+# Decoded JSON holds a surrogate only when an escape left it unpaired (a pair decodes to one character).
+_LONE_SURROGATE = re.compile("[\ud800-\udfff]")
+_REPLACEMENT = "\ufffd"
+_NOT_TEXT = (
+    "holds a lone surrogate (an unpaired \\ud800-\\udfff escape), which is not text: "
+    "send each character whole, as UTF-8 or as an escaped pair"
+)
+# The id a reply carries: a request's id as sent when JSON-RPC allows it (a string or a number; LSP's
+# narrower rule refuses some, but the client still waits for an answer to that id), else null.
+ReplyId = int | float | str | None
 
 
 @dataclass(frozen=True)
@@ -68,7 +83,7 @@ class EnvelopeError(Exception):
     """A message that is not valid JSON-RPC; ``request_id`` is set when the error can be answered
     to a request (an error response goes to id null when the id itself is unreadable)."""
 
-    def __init__(self, message: str, request_id: RequestId | None, answer: bool, code: int) -> None:
+    def __init__(self, message: str, request_id: ReplyId, answer: bool, code: int) -> None:
         super().__init__(message)
         self.message = message
         self.request_id = request_id
@@ -83,6 +98,16 @@ def valid_id(value: Any) -> bool:
     if isinstance(value, int):
         return MIN_INTEGER <= value <= MAX_INTEGER
     return isinstance(value, str)
+
+
+def reply_id(value: Any) -> ReplyId:
+    """The id of the reply to a message whose ``id`` member is ``value`` (see :data:`ReplyId`)."""
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, float):
+        # NaN and infinities are not JSON: echoed, they would make the reply unreadable.
+        return value if math.isfinite(value) else None
+    return value if isinstance(value, int | str) else None
 
 
 def read_envelope(value: Any) -> Request | Notification | Response:
@@ -108,14 +133,14 @@ def read_envelope(value: Any) -> Request | Notification | Response:
     if value.get("jsonrpc") != JSONRPC_VERSION:
         raise EnvelopeError(
             f'"jsonrpc" must be "2.0", got {_shown(value.get("jsonrpc"))}',
-            request_id,
+            reply_id(raw_id),
             is_call or not has_id,
             JsonRpcInvalidRequest.CODE,
         )
     if has_id and request_id is None:
         raise EnvelopeError(
             f'"id" must be an integer from {MIN_INTEGER} to {MAX_INTEGER} or a string, got {_shown(raw_id)}',
-            None,
+            reply_id(raw_id),
             is_call,
             JsonRpcInvalidRequest.CODE,
         )
@@ -127,7 +152,17 @@ def read_envelope(value: Any) -> Request | Notification | Response:
                 True,
                 JsonRpcInvalidRequest.CODE,
             )
-        if ("result" in value) == ("error" in value):
+        if "result" not in value and "error" not in value:
+            # Neither a response nor a call: most likely a request that lost its method, whose
+            # sender waits for an answer to its id.
+            raise EnvelopeError(
+                f'the message with id {request_id!r} has neither "method" (a request) nor "result" or "error"'
+                " (a response)",
+                request_id,
+                True,
+                JsonRpcInvalidRequest.CODE,
+            )
+        if "result" in value and "error" in value:
             raise EnvelopeError(
                 f'the response to {request_id!r} must hold exactly one of "result" and "error"',
                 request_id,
@@ -149,6 +184,51 @@ def read_envelope(value: Any) -> Request | Notification | Response:
             JsonRpcInvalidParams.CODE,
         )
     return Request(request_id, method, value) if request_id is not None else Notification(method, value)
+
+
+def lone_surrogate_at(value: Any, path: str) -> str | None:
+    """Where in ``value`` (named ``path``) a string or a key holds a lone surrogate, if anywhere.
+
+    JSON's ``\\ud800`` escape is valid syntax, but an unpaired surrogate is not a character: such a
+    string cannot be written as UTF-8, and every file, path or search it reached would fail.
+    Values are walked without recursion, since params may nest as deep as the parser allows.
+    """
+    pending: list[tuple[str, Any]] = [(path, value)]
+    while pending:
+        where, item = pending.pop()
+        if isinstance(item, str):
+            if _LONE_SURROGATE.search(item):
+                return where
+        elif isinstance(item, dict):
+            for key in item:
+                if _LONE_SURROGATE.search(key):
+                    return f"a key of {where}"
+            pending.extend((f"{where}.{key}", member) for key, member in reversed(item.items()))
+        elif isinstance(item, list):
+            pending.extend((f"{where}[{index}]", member) for index, member in reversed(list(enumerate(item))))
+    return None
+
+
+def replace_lone_surrogates(value: dict[str, Any]) -> dict[str, Any]:
+    """``value`` with U+FFFD for every lone surrogate in its strings and keys (changed in place)."""
+    pending: list[dict[str, Any] | list[Any]] = [value]
+    while pending:
+        container = pending.pop()
+        if isinstance(container, dict):
+            for key in list(container):
+                member = container.pop(key)
+                container[_LONE_SURROGATE.sub(_REPLACEMENT, key)] = _replaced(member, pending)
+        else:
+            container[:] = [_replaced(member, pending) for member in container]
+    return value
+
+
+def _replaced(member: Any, pending: list[dict[str, Any] | list[Any]]) -> Any:
+    if isinstance(member, str):
+        return _LONE_SURROGATE.sub(_REPLACEMENT, member)
+    if isinstance(member, dict | list):
+        pending.append(member)
+    return member
 
 
 def _json_type(value: Any) -> str:
@@ -183,6 +263,7 @@ class SmartctxProtocol(RedactingProtocol):
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         self._initialize_received = False
+        self._initialized_received = False
         # Set by the exit notification: 0 after shutdown, 1 without (as LSP asks); the transport
         # stops reading once it is set.
         self.exit_code: int | None = None
@@ -205,18 +286,23 @@ class SmartctxProtocol(RedactingProtocol):
         else:
             self._receive_response(envelope)
 
-    def answer_error(self, request_id: RequestId | None, code: int, message: str) -> None:
+    def answer_error(self, request_id: ReplyId, code: int, message: str) -> None:
         self._send_response(request_id, error=types.ResponseError(code=code, message=message))  # type: ignore[arg-type]
 
-    def answer_parse_error(self, reason: str) -> None:
-        self.answer_error(None, JsonRpcParseError.CODE, f"the message could not be parsed: {reason}")
+    def answer_parse_error(self, reason: str, raw_id: Any = None) -> None:
+        """ParseError, to the id of the request when it could be read all the same (``raw_id``)."""
+        self.answer_error(
+            reply_id(raw_id), JsonRpcParseError.CODE, f"the message could not be parsed: {reason}"
+        )
 
     def _answer_batch_members(self, batch: list[Any]) -> None:
         """Each request inside a rejected batch is answered too, so a client waiting on it is not left
         waiting forever."""
         for member in batch:
-            member_id = member.get("id") if isinstance(member, dict) and "method" in member else None
-            if valid_id(member_id):
+            member_id = (
+                reply_id(member.get("id")) if isinstance(member, dict) and "method" in member else None
+            )
+            if member_id is not None:
                 self.answer_error(
                     member_id,
                     JsonRpcInvalidRequest.CODE,
@@ -224,7 +310,9 @@ class SmartctxProtocol(RedactingProtocol):
                 )
 
     def _receive_request(self, request: Request) -> None:
-        problem = self._lifecycle_problem(request.method)
+        problem = self._notification_problem(request.method) or self._lifecycle_problem(request.method)
+        if problem is None and (where := lone_surrogate_at(request.message.get("params"), "params")):
+            problem = JsonRpcInvalidParams.CODE, f"invalid params for {request.method}: {where} {_NOT_TEXT}"
         if problem is not None:
             code, message = problem
             log.warning("request %s (%r) refused: %s", request.method, request.id, message)
@@ -240,6 +328,15 @@ class SmartctxProtocol(RedactingProtocol):
         if request.method == types.INITIALIZE:
             self._initialize_received = True
         self.handle_message(structured)
+
+    def _notification_problem(self, method: str) -> tuple[int, str] | None:
+        """A request (a message with an id) for a method LSP defines as a notification is a request
+        for a method that does not exist: MethodNotFound, as vscode-jsonrpc answers it, and not run
+        (an ``exit`` with an id does not end the server)."""
+        message_type = self.get_message_type(method)
+        if message_type is None or not attrs.has(message_type) or "id" in attrs.fields_dict(message_type):
+            return None
+        return JsonRpcMethodNotFound.CODE, f"{method} is a notification, not a request: send it without an id"
 
     def _lifecycle_problem(self, method: str) -> tuple[int, str] | None:
         if self._shutdown:
@@ -259,11 +356,25 @@ class SmartctxProtocol(RedactingProtocol):
             # LSP: before initialize and after shutdown, notifications other than exit are dropped.
             log.info("notification %s dropped: the server is %s", method, self._phase())
             return
+        where = lone_surrogate_at(notification.message.get("params"), "params")
+        if where is not None:
+            # A notification cannot be refused, and dropping a document change would put the
+            # server's copy out of step with the editor's: the text goes on with U+FFFD in place
+            # of each lone surrogate (one UTF-16 unit for one, so positions still match).
+            log.warning("%s: %s %s; each was replaced by U+FFFD", method, where, _NOT_TEXT)
+            notification = Notification(method, replace_lone_surrogates(notification.message))
         try:
             structured = self._structure(notification.message, method, JsonRPCNotification)
         except Exception as error:
             log.warning("notification %s dropped, invalid params: %s", method, params_problem(error))
             return
+        if method == types.INITIALIZED:
+            if self._initialized_received:
+                # Run twice, it would open every folder's index a second time, and the first
+                # watchers would outlive exit.
+                log.warning("a second initialized notification was ignored: it is sent once")
+                return
+            self._initialized_received = True
         # lsprotocol types the cancelled id as int | str but passes any JSON value through, and pygls
         # looks it up in a dict: an array there would raise out of the read loop.
         if method == types.CANCEL_REQUEST and not valid_id(structured.params.id):

@@ -19,6 +19,7 @@ import uuid
 from collections.abc import Callable, Iterator
 from concurrent.futures import Future
 from contextlib import contextmanager
+from dataclasses import replace
 from importlib.metadata import version
 from typing import Any, TypeVar
 
@@ -37,7 +38,7 @@ from pygls.protocol import (
     JsonRPCResponseMessage,
 )
 
-from smartctx.core.context import ContextPack, ContextRequest, InvalidRequestError, NodeChangedError
+from smartctx.core.context import ContextPack, ContextRequest, InvalidRequestError, NodeChangedError, Warning
 from smartctx.live.live_index import IndexNotAvailableError
 from smartctx.live.paths import file_uri_path
 from smartctx.live.status import StatusCounts
@@ -47,6 +48,7 @@ from smartctx.lsp.client_log import ClientLogHandler, not_sent_to_client
 from smartctx.lsp.convert import (
     context_requests,
     expand_id,
+    ignored_fields,
     reindex_to_wire,
     status_to_wire,
 )
@@ -337,14 +339,19 @@ class SmartctxServer(LanguageServer):
             folder, path = found
             folder.index.schedule_update([path])
 
-    async def pack_answer(self, folders: tuple[Folder, ...], requests: list[ContextRequest]) -> RedactedJson:
+    async def pack_answer(
+        self, folders: tuple[Folder, ...], requests: list[ContextRequest], warnings: list[Warning]
+    ) -> RedactedJson:
         """Run the pipeline on a query thread, and redact and serialise its pack there too, so the
-        event loop only frames it; a ``$/cancelRequest`` stops the pipeline at the next stage."""
+        event loop only frames it; a ``$/cancelRequest`` stops the pipeline at the next stage.
+        ``warnings`` (about the request itself) lead the pack's own."""
         workspace = self.require_workspace()
         cancelled = threading.Event()
 
         def answer() -> tuple[ContextPack, RedactedJson]:
             pack = workspace.context(folders, requests, cancelled.is_set)
+            if warnings:
+                pack = replace(pack, warnings=(*warnings, *pack.warnings))
             return pack, RedactedJson(pack_to_wire(pack))
 
         pack, result = await self.on_query_thread(answer, cancelled)
@@ -462,7 +469,7 @@ def build_server() -> SmartctxServer:
         folders = ls.require_workspace().folders
         with invalid_params():
             requests = context_requests(params, [f.root for f in folders], ls.settings.context_defaults)
-        return await ls.pack_answer(folders, requests)
+        return await ls.pack_answer(folders, requests, ignored_fields(params))
 
     @server.feature(EXPAND)
     async def expand(ls: SmartctxServer, params: Any) -> RedactedJson:

@@ -50,7 +50,7 @@ def dispatch(
         protocol.receive(event.value)
     elif isinstance(event, Unparsable):
         log.warning("a message could not be parsed: %s", event.reason)
-        protocol.answer_parse_error(event.reason)
+        protocol.answer_parse_error(event.reason, event.request_id)
     elif isinstance(event, Oversized):
         message = (
             f"the message of {event.declared_bytes:,} bytes is larger than the limit of "
