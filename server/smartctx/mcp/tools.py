@@ -39,6 +39,9 @@ CONTEXT_ARGUMENTS = (
 )
 
 _DEFAULTS = ContextOptions()
+# A focus path longer than this is refused before the file system sees it: Linux's PATH_MAX, the
+# longest path any call on it accepts.
+MAX_FOCUS_PATH_CHARS = 4096
 
 CONTEXT_INPUT_SCHEMA: dict[str, Any] = {
     "type": "object",
@@ -297,6 +300,13 @@ def _locate(raw: Any, field: str, roots: Sequence[Path]) -> tuple[int, str]:
     """A file path or URI from the caller as (root position, workspace-relative path)."""
     if not isinstance(raw, str) or not raw:
         raise InvalidRequestError(f"{field} must be a file path or file:// URI, got {raw!r}")
+    if len(raw) > MAX_FOCUS_PATH_CHARS or "\x00" in raw:
+        # The file system would refuse it (ENAMETOOLONG, an embedded NUL) with an error naming the
+        # whole absolute path; the caller learns what is wrong with what it sent instead.
+        problem = f"is {len(raw):,} characters long" if "\x00" not in raw else "holds a NUL character"
+        raise InvalidRequestError(
+            f"{field} {problem}: a file path is at most {MAX_FOCUS_PATH_CHARS:,} characters, without NUL"
+        )
     found = None
     if raw.startswith("file:"):
         found = innermost_folder(roots, raw)
@@ -305,12 +315,21 @@ def _locate(raw: Any, field: str, roots: Sequence[Path]) -> tuple[int, str]:
     else:
         # A relative path is taken in the first folder that has such a file, else in the first one.
         candidates = [root / raw for root in roots]
-        chosen = next((path for path in candidates if path.exists()), candidates[0])
+        chosen = next((path for path in candidates if _is_file(path)), candidates[0])
         found = innermost_folder(roots, chosen.absolute().as_uri())
     where = f"the workspace folder {roots[0]}" if len(roots) == 1 else "any workspace folder"
     if found is None:
         raise InvalidRequestError(f"{field} {raw} is not a file inside {where}")
     position, path = found
-    if not (roots[position] / path).is_file():
+    if not _is_file(roots[position] / path):
         raise InvalidRequestError(f"{field} {raw} names no file in {where}")
     return found
+
+
+def _is_file(path: Path) -> bool:
+    """Whether ``path`` is a file; False for any name the file system refuses (one of its
+    components too long, say) rather than an error that quotes the absolute path."""
+    try:
+        return path.is_file()
+    except (OSError, ValueError):
+        return False
