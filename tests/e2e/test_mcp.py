@@ -373,6 +373,20 @@ async def test_a_focus_path_the_file_system_refuses_is_a_tool_error_that_names_t
     assert "Traceback" not in stderr
 
 
+async def test_a_task_over_the_cap_is_answered_without_being_echoed(shop: Path, tmp_path: Path) -> None:
+    task = "checkout log\n" + "poll ok\n" * 500_000 + "charge_card raised PaymentDeclined"
+    async with mcp_server("--root", str(shop), "--index-dir", str(tmp_path / "index")) as server:
+        await server.ready()
+        result = await server.call("get_context_for_task", {"task": task})
+
+    pack = _structured(result)
+    assert len(task) > 4_000_000
+    assert pack["bodies"][0]["id"] == "shop/payments.py::charge_card"
+    assert len(pack["taskDescription"]) < 3_000 and f"{len(task):,} characters" in pack["taskDescription"]
+    assert "task-truncated" in [warning["code"] for warning in pack["metadata"]["warnings"]]
+    assert len(_texts(result)[0]) < 50_000
+
+
 async def test_an_unknown_tool_is_a_protocol_error(shop: Path, tmp_path: Path) -> None:
     async with mcp_server("--root", str(shop), "--index-dir", str(tmp_path / "index")) as server:
         with pytest.raises(MCPError, match="unknown tool 'get_context'"):

@@ -331,6 +331,25 @@ def test_context_json_from_stdin(tmp_path: Path) -> None:
     )
 
 
+def test_a_task_over_the_cap_from_stdin_is_answered_without_its_middle(tmp_path: Path) -> None:
+    root = write_tree(tmp_path / "ws", SAMPLE)
+    task = "price of an order\n" + "DEBUG poll ok\n" * 300_000 + "then Order.total failed"
+    result = subprocess.run(
+        [sys.executable, "-m", "smartctx", "context", "-", "--root", str(root), "--format", "json"],
+        input=task,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert result.returncode == 0, result.stderr
+    pack = json.loads(result.stdout)
+    assert len(task) > 4_000_000 and len(result.stdout) < 100_000
+    assert pack["taskDescription"].startswith("price of an order")
+    assert "task-truncated" in [warning["code"] for warning in pack["metadata"]["warnings"]]
+    assert pack["bodies"][0]["id"] == "app/models.py::Order.total"
+
+
 def test_open_and_recent_files_steer_the_pack(tmp_path: Path) -> None:
     root = write_tree(tmp_path / "ws", SAMPLE)
     base = ("context", "order total price", "--root", str(root), "--format", "json", "--quiet")
