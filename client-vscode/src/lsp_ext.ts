@@ -123,6 +123,8 @@ export interface IndexStatus {
   message?: string;
   writerPid?: number;
   writerCommand?: string;
+  undecodableCount?: number;
+  undecodableNames?: string[];
 }
 
 export interface WireRecentChange {

@@ -8,6 +8,7 @@ about its index (every update ends with one), within the bound of ``WAIT_S``.
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import subprocess
 import sys
@@ -385,6 +386,23 @@ async def test_a_task_over_the_cap_is_answered_without_being_echoed(shop: Path, 
     assert len(pack["taskDescription"]) < 3_000 and f"{len(task):,} characters" in pack["taskDescription"]
     assert "task-truncated" in [warning["code"] for warning in pack["metadata"]["warnings"]]
     assert len(_texts(result)[0]) < 50_000
+
+
+async def test_a_file_whose_name_is_not_utf8_is_named_by_the_status_and_the_rest_is_served(
+    shop: Path, tmp_path: Path
+) -> None:
+    (shop / "shop" / os.fsdecode(b"caf\xe9.py")).write_bytes(b"def cafe_special():\n    return 1\n")
+    async with mcp_server("--root", str(shop), "--index-dir", str(tmp_path / "index")) as server:
+        status = await server.ready()
+        result = await server.call("get_context_for_task", {"task": "charge_card"})
+
+    assert _structured(status)["indexedFiles"] == 7
+    assert (_structured(status)["undecodableCount"], _structured(status)["undecodableNames"]) == (
+        1,
+        ["shop/caf\\xe9.py"],
+    )
+    assert "not UTF-8: shop/caf\\xe9.py" in _texts(status)[0]
+    assert _ids(result)[0] == "shop/payments.py::charge_card"
 
 
 async def test_an_unknown_tool_is_a_protocol_error(shop: Path, tmp_path: Path) -> None:

@@ -118,6 +118,27 @@ def test_definitions_are_cited_at_their_lines_whatever_the_line_ends(tmp_path: P
     assert "stale" not in str(pack["metadata"]["warnings"])
 
 
+def test_names_that_are_not_utf8_are_listed_and_the_rest_is_indexed(tmp_path: Path) -> None:
+    """One Latin-1 file name once stopped the whole workspace from being indexed (exit 1, a
+    UnicodeEncodeError from the store), and every `context` after it failed."""
+    root = write_tree(tmp_path / "ws", {"app/pricing.py": "def price():\n    return 1\n"})
+    (root / os.fsdecode(b"caf\xe9.py")).write_bytes(b"def cafe():\n    return 2\n")
+    (root / os.fsdecode(b"app/\xff\xfe")).mkdir()
+    (root / os.fsdecode(b"app/\xff\xfe/inner.py")).write_text("def inner():\n    return 3\n")
+    index_dir = str(tmp_path / "index")
+
+    indexed = run("index", str(root), "--index-dir", index_dir, "--quiet")
+    status = run("status", str(root), "--index-dir", index_dir)
+    context = run("context", "price", "--root", str(root), "--index-dir", index_dir, "--format", "json")
+
+    assert indexed.returncode == 0, indexed.stderr
+    assert "undecodable-name 2" in indexed.stdout
+    listed = "2 not UTF-8, so not indexed (rename them to index them): app/\\xff\\xfe, caf\\xe9.py"
+    assert listed in indexed.stdout and listed in status.stdout
+    assert context.returncode == 0, context.stderr
+    assert json.loads(context.stdout)["bodies"][0]["id"] == "app/pricing.py::price"
+
+
 def test_status_without_index_says_what_to_do(tmp_path: Path) -> None:
     root = write_tree(tmp_path / "ws", {"a.py": "x = 1\n"})
     result = run("status", str(root), "--index-dir", str(tmp_path / "idx"))

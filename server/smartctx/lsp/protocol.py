@@ -200,6 +200,10 @@ class IndexStatus(_IndexCounts, total=False):
     # ("smartctx mcp", ...), when it has said so.
     writerPid: int
     writerCommand: str
+    # Only when files or folders are not indexed because their names are not UTF-8 (a Latin-1
+    # name from an old archive): how many, and the first of them by printable path (caf\xe9.py).
+    undecodableCount: int
+    undecodableNames: list[str]
 
 
 class WireRecentChange(TypedDict):

@@ -201,6 +201,11 @@ STATUS_OUTPUT_SCHEMA: dict[str, Any] = {
         "filesTotal": {"type": "integer"},
         "pendingFiles": {"type": "integer"},
         "indexedFiles": {"type": "integer", "description": "how many files the index holds"},
+        "undecodableCount": {
+            "type": "integer",
+            "description": "files or folders not indexed because their names are not UTF-8",
+        },
+        "undecodableNames": {"type": "array", "items": {"type": "string"}},
         "folders": {"type": "array", "items": {"type": "object"}},
     },
     "required": ["state", "filesDone", "filesTotal", "pendingFiles", "indexedFiles", "folders"],
