@@ -149,42 +149,6 @@ FORMS: tuple[Form, ...] = (
         {"javascript": 'function {name}() {\n  const client = "{v}";\n  return client;\n}\n'},
     ),
     Form(
-        "low-entropy provider token in a secret-named assignment",
-        "github-classic-zeros",
-        {
-            "python": 'def {name}():\n    GITHUB_TOKEN = "{v}"\n    return GITHUB_TOKEN\n',
-            "yaml": "deploy:\n  token: {v}\n",
-        },
-    ),
-    Form(
-        "provider token a character long in a body",
-        "github-classic-37",
-        {"javascript": 'function {name}() {\n  const client = "{v}";\n  return client;\n}\n'},
-    ),
-    Form(
-        "fine-grained token a character short in a doc",
-        "github-fine-grained-81",
-        {"python": 'def {name}():\n    """Clone with {v} until the app is installed."""\n    return None\n'},
-    ),
-    Form(
-        "low-entropy Slack token in a doc",
-        "slack-bot-ones",
-        {"go": "package main\n\n// {name} posts as {v}.\nfunc {name}() {}\n"},
-    ),
-    Form(
-        "AWS key id a character long",
-        "aws-access-key-id-17",
-        {"ruby": 'def {name}\n  access_key_id = "{v}"\n  access_key_id\nend\n'},
-    ),
-    Form(
-        "low-entropy Stripe key assigned to a secret name",
-        "stripe-live-zeros",
-        {
-            "typescript": 'export function {name}(): string {\n  const stripeSecret = "{v}";\n'
-            "  return stripeSecret;\n}\n"
-        },
-    ),
-    Form(
         "AWS key id and secret",
         "aws-access-key-id",
         {
@@ -370,6 +334,43 @@ FORMS: tuple[Form, ...] = (
             "csharp": 'class Hooks {\n  const string ClientSecret = "{v}";\n'
             "  string {name}() { return ClientSecret; }\n}\n",
             "typescript": 'export const {name} = { clientSecret: "{v}" };\n',
+        },
+    ),
+    # Added after the others, so that their values, drawn from one generator, stay as they were.
+    Form(
+        "low-entropy provider token in a secret-named assignment",
+        "github-classic-zeros",
+        {
+            "python": 'def {name}():\n    GITHUB_TOKEN = "{v}"\n    return GITHUB_TOKEN\n',
+            "yaml": "deploy:\n  token: {v}\n",
+        },
+    ),
+    Form(
+        "provider token a character long in a body",
+        "github-classic-37",
+        {"javascript": 'function {name}() {\n  const client = "{v}";\n  return client;\n}\n'},
+    ),
+    Form(
+        "fine-grained token a character short in a doc",
+        "github-fine-grained-81",
+        {"python": 'def {name}():\n    """Clone with {v} until the app is installed."""\n    return None\n'},
+    ),
+    Form(
+        "low-entropy Slack token in a doc",
+        "slack-bot-ones",
+        {"go": "package main\n\n// {name} posts as {v}.\nfunc {name}() {}\n"},
+    ),
+    Form(
+        "AWS key id a character long",
+        "aws-access-key-id-17",
+        {"ruby": 'def {name}\n  access_key_id = "{v}"\n  access_key_id\nend\n'},
+    ),
+    Form(
+        "low-entropy Stripe key assigned to a secret name",
+        "stripe-live-zeros",
+        {
+            "typescript": 'export function {name}(): string {\n  const stripeSecret = "{v}";\n'
+            "  return stripeSecret;\n}\n"
         },
     ),
 )

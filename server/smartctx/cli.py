@@ -523,6 +523,11 @@ def _summary(root: Path, snapshot: IndexSnapshot, index_dir: Path, report: Index
     names = _undecodable_line(undecodable_names(snapshot.meta(UNDECODABLE_NAMES_KEY)))
     if names:
         lines.append(names)
+    if stats.folded_definitions:
+        lines.append(
+            f"  folded   {stats.folded_definitions:,} definitions nested too deep to index on their own,"
+            " indexed as the text of the definitions around them"
+        )
     lines.append(index)
     if stats.files_with_errors:
         lines.insert(

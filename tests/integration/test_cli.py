@@ -139,6 +139,34 @@ def test_names_that_are_not_utf8_are_listed_and_the_rest_is_indexed(tmp_path: Pa
     assert json.loads(context.stdout)["bodies"][0]["id"] == "app/pricing.py::price"
 
 
+def test_definitions_folded_into_an_ancestor_are_counted_and_a_pack_says_where_one_is(
+    tmp_path: Path,
+) -> None:
+    """Past the fold depth a definition is no node of its own; that was right, saying nothing was
+    not: `index` said "skipped none" and a task naming one got its ancestor without a word."""
+    count = 5000
+    opening = "".join(f"function jsnest_{level}() {{\n" for level in range(count))
+    root = write_tree(tmp_path / "ws", {"nest.js": f"{opening}deepCall();\n{'}' * count}\n"})
+    index_dir = str(tmp_path / "index")
+
+    indexed = run("index", str(root), "--index-dir", index_dir, "--quiet")
+    context = run(
+        *("context", "jsnest_4999", "--root", str(root), "--index-dir", index_dir, "--format", "json")
+    )
+
+    assert indexed.returncode == 0, indexed.stderr
+    assert f"folded   {count - 24:,} definitions nested too deep" in indexed.stdout
+    pack = json.loads(context.stdout)
+    holder = ".".join(f"jsnest_{level}" for level in range(24))
+    assert pack["bodies"][0]["id"] == f"nest.js::{holder}" and not pack["notFound"]
+    (folded,) = [
+        warning for warning in pack["metadata"]["warnings"] if warning["code"] == "folded-definition"
+    ]
+    assert folded["nodeId"] == f"nest.js::{holder}"
+    assert folded["message"].startswith("jsnest_4999 (line 5000 of nest.js) is defined too deep")
+    assert f"part of {holder} (nest.js:24-" in folded["message"]
+
+
 def test_status_without_index_says_what_to_do(tmp_path: Path) -> None:
     root = write_tree(tmp_path / "ws", {"a.py": "x = 1\n"})
     result = run("status", str(root), "--index-dir", str(tmp_path / "idx"))

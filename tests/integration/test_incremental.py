@@ -464,3 +464,27 @@ def test_names_that_are_not_utf8_are_listed_and_the_index_equals_a_fresh_one(tmp
     odd[b"caf\xe9.py"].write_bytes(b"def cafe():\n    return 2\n")
     assert scan(root, ScanConfig(), lambda path: True).undecodable == added.undecodable_names
     assert_same_index(live, fresh_dump(root, tmp_path / "fresh"))
+
+
+def test_folded_definitions_follow_edits_like_a_fresh_index(tmp_path: Path) -> None:
+    def nested(prefix: str, count: int) -> str:
+        return "".join(f"function {prefix}{level}() {{\n" for level in range(count)) + "}\n" * count
+
+    root = tmp_path / "ws"
+    root.mkdir()
+    (root / "deep.js").write_text(nested("outer", 40))
+    (root / "gone.js").write_text(nested("lost", 30))
+    store = IndexStore(root, tmp_path / "index")
+    try:
+        indexer = Indexer(root, store, IndexConfig(workers=0))
+        indexer.reconcile()
+        (root / "deep.js").write_text(nested("inner", 35))
+        (root / "gone.js").unlink()
+        indexer.update_paths(["deep.js", "gone.js"])
+        with store.snapshot() as snapshot:
+            live = dump(snapshot, with_search=True)
+    finally:
+        store.close()
+
+    assert [name for _, name, _, _ in live.folded] == [f"inner{level}" for level in range(24, 35)]
+    assert_same_index(live, fresh_dump(root, tmp_path / "fresh"))

@@ -100,7 +100,7 @@ class _TokenFormat:
 # zeros is still shaped like one, and gitleaks' rules, which check entropy and exact lengths, let it
 # through), and within TOKEN_LENGTH_SLACK characters of the format's length either way (a token one
 # character short or long is still one). The prefixes are specific enough that real code holds them
-# only as tokens: bench/secrets_bench.py measures what they find in real code.
+# nowhere else; bench/secrets_bench.py counts what they find in real code.
 _PROVIDER_TOKEN_FORMATS = (
     # GitHub: classic personal, OAuth, user-to-server, server-to-server and refresh tokens.
     _TokenFormat(("ghp_", "gho_", "ghu_", "ghs_", "ghr_"), "[0-9A-Za-z]", 36, 36),

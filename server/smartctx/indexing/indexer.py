@@ -164,6 +164,7 @@ def build_indexed_file(
         ),
         own_texts=_own_texts(data, offsets, symbols),
         references=result.references,
+        folded=result.folded,
     )
 
 

@@ -344,6 +344,8 @@ class WirePackMetadata(TypedDict):
     freshness: WireFreshness
     # Codes include secret-redacted, stale-relocated, stale-dropped, missing-citation, body-cut,
     # body-skipped, summary-skipped, folder-unavailable, history-shallow, history-unavailable.
+    # Also task-truncated (a task over 1,000,000 characters, read as its start and end) and
+    # folded-definition (a name the task uses is nested too deep to be indexed on its own).
     warnings: list[WireWarning]
 
 

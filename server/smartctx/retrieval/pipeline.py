@@ -32,7 +32,7 @@ from smartctx.retrieval.file_kinds import file_kinds, read_attributes
 from smartctx.retrieval.files import SYMBOLS_PER_FILE, RankedFile, rank_files
 from smartctx.retrieval.focus import focus_rank
 from smartctx.retrieval.history_lookup import impact_of, recent_changes
-from smartctx.retrieval.pack import node_id, pack
+from smartctx.retrieval.pack import citation, node_id, pack
 from smartctx.retrieval.query import bound_task, parse_task
 from smartctx.retrieval.score import ScoredNode, score
 from smartctx.retrieval.search import SearchResult, search
@@ -145,6 +145,8 @@ class Candidates:
     history: ChangeHistory | None
     impact: Callable[[Selection], ImpactSection | None]
     freshness: Freshness
+    # Named definitions folded into an ancestor (search.py): (name, line, the node holding it).
+    folded: Sequence[tuple[str, int, NodeRow]] = ()
 
 
 def build_context(
@@ -178,8 +180,24 @@ def build_context(
             git_head=snapshot.meta("git_head") or None,
             dirty=None,
         ),
+        folded=ranking.found.folded,
     )
     return select_and_pack(request, candidates, counter, stage)
+
+
+def _folded_warning(name: str, line: int, holder: NodeRow) -> Warning:
+    """Where a definition the task names lives, when it is nested too deep to be indexed itself."""
+    where = (
+        f"the module {holder.path}"
+        if holder.kind is SymbolKind.MODULE
+        else f"{holder.qualified_name} ({citation(holder.path, holder.start_line, holder.end_line)})"
+    )
+    return Warning(
+        "folded-definition",
+        f"{name} (line {line} of {holder.path}) is defined too deep inside other definitions to be"
+        f" indexed on its own; its text is indexed as part of {where}",
+        node_id(holder),
+    )
 
 
 def check_tokenizer(options: ContextOptions, counter: TokenCounter) -> None:
@@ -224,6 +242,7 @@ def select_and_pack(
     )
     stage("pack")
     task_warnings = [task.warning] if task.warning is not None else []
+    task_warnings += [_folded_warning(name, line, holder) for name, line, holder in candidates.folded]
     warnings = [*task_warnings, *history_warnings, *packed.warnings, *cite(packed.bodies, packed.summaries)]
     stage("cite")
     packed_ids = {item.id for item in packed.bodies} | {item.id for item in packed.summaries}
