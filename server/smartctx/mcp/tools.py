@@ -235,7 +235,7 @@ def context_requests(arguments: dict[str, Any], roots: Sequence[Path]) -> list[C
     for the focus: each folder gets the focus files inside it."""
     _refuse_unknown(arguments, CONTEXT_ARGUMENTS)
     task = arguments.get("task")
-    if not isinstance(task, str) or not task.strip():
+    if not isinstance(task, str) or not task or task.isspace():
         raise InvalidRequestError(
             f"task must be a non-empty string describing what you want to do, got {task!r}"
         )

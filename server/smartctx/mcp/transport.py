@@ -76,10 +76,11 @@ async def _read(
 ) -> None:
     async with to_server, replies:
         async for raw in wire:
-            line = raw.decode("utf-8", "replace")
-            if not line.strip():
+            if raw.isspace():
                 continue
-            message, refusal = read_message(line)
+            message, refusal = read_message(raw)
+            # The line is not kept while the next one is awaited: a message can be tens of megabytes.
+            del raw
             if message is not None:
                 await to_server.send(SessionMessage(message))
             elif refusal is not None:
@@ -95,13 +96,25 @@ async def _write(
             await wire.flush()
 
 
-def read_message(line: str) -> tuple[types.JSONRPCMessage | None, types.JSONRPCError | None]:
+def read_message(raw: bytes) -> tuple[types.JSONRPCMessage | None, types.JSONRPCError | None]:
     """A line as the message to serve, or as the error that answers it (or neither: a notification
-    or response that cannot be read is logged and dropped)."""
+    or response that cannot be read is logged and dropped).
+
+    The bytes are parsed as they are (a decoded copy of a large message costs its size again);
+    bytes that are not UTF-8 are read with each such sequence replaced, as the SDK's transport reads
+    them."""
     try:
-        return types.jsonrpc_message_adapter.validate_json(line, by_name=False), None
+        return types.jsonrpc_message_adapter.validate_json(raw, by_name=False), None
     except ValidationError as error:
         refused = error
+    try:
+        line = raw.decode("utf-8")
+    except UnicodeDecodeError:
+        line = raw.decode("utf-8", "replace")
+        try:
+            return types.jsonrpc_message_adapter.validate_json(line, by_name=False), None
+        except ValidationError as error:
+            refused = error
     try:
         value = json.loads(line)
     except (ValueError, RecursionError) as error:
