@@ -524,10 +524,7 @@ def _summary(root: Path, snapshot: IndexSnapshot, index_dir: Path, report: Index
     if names:
         lines.append(names)
     if stats.folded_definitions:
-        lines.append(
-            f"  folded   {stats.folded_definitions:,} definitions nested too deep to index on their own,"
-            " indexed as the text of the definitions around them"
-        )
+        lines.append(_folded_line(stats.folded_definitions))
     lines.append(index)
     if stats.files_with_errors:
         lines.insert(
@@ -542,6 +539,14 @@ def _undecodable_line(names: Sequence[str]) -> str | None:
         return None
     shown = ", ".join(names[:NAMES_SHOWN]) + (", …" if len(names) > NAMES_SHOWN else "")
     return f"  names    {len(names):,} not UTF-8, so not indexed (rename them to index them): {shown}"
+
+
+def _folded_line(count: int) -> str:
+    """The summary line for the definitions folded into an ancestor (parsing/extract.py)."""
+    return (
+        f"  folded   {count:,} definitions nested too deep to index on their own,"
+        " indexed as the text of the definitions around them"
+    )
 
 
 def _status_command(args: argparse.Namespace) -> int:
@@ -581,6 +586,8 @@ def _status_command(args: argparse.Namespace) -> int:
             print(f"  state    kept up to date by {_writer_name(index_dir)}")
         if names:
             print(names)
+        if stats.folded_definitions:
+            print(_folded_line(stats.folded_definitions))
         print(f"  index    {index_dir / INDEX_FILE_NAME} ({index_size_bytes(index_dir) / 1e6:.1f} MB)")
     return EXIT_OK
 

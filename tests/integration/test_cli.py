@@ -150,12 +150,14 @@ def test_definitions_folded_into_an_ancestor_are_counted_and_a_pack_says_where_o
     index_dir = str(tmp_path / "index")
 
     indexed = run("index", str(root), "--index-dir", index_dir, "--quiet")
+    status = run("status", str(root), "--index-dir", index_dir)
     context = run(
         *("context", "jsnest_4999", "--root", str(root), "--index-dir", index_dir, "--format", "json")
     )
 
     assert indexed.returncode == 0, indexed.stderr
-    assert f"folded   {count - 24:,} definitions nested too deep" in indexed.stdout
+    counted = f"folded   {count - 24:,} definitions nested too deep"
+    assert counted in indexed.stdout and counted in status.stdout
     pack = json.loads(context.stdout)
     holder = ".".join(f"jsnest_{level}" for level in range(24))
     assert pack["bodies"][0]["id"] == f"nest.js::{holder}" and not pack["notFound"]

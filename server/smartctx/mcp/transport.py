@@ -79,12 +79,14 @@ async def _read(
             if raw.isspace():
                 continue
             message, refusal = read_message(raw)
-            # The line is not kept while the next one is awaited: a message can be tens of megabytes.
+            # Neither the line nor the message is kept while the next line is awaited: a message
+            # can be tens of megabytes.
             del raw
             if message is not None:
                 await to_server.send(SessionMessage(message))
             elif refusal is not None:
                 await replies.send(redacted_message(SessionMessage(refusal)))
+            del message, refusal
 
 
 async def _write(
