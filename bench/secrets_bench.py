@@ -50,8 +50,13 @@ REPO = Path(__file__).resolve().parents[1]
 PIECE_CHARS = 8
 
 
-def real_code() -> list[Path]:
-    """Real code with no secrets: smartctx's server and client sources and parts of the standard library."""
+# The files read from a --code folder: source and documentation, as a pack would quote them.
+CODE_SUFFIXES = frozenset({".py", ".js", ".mjs", ".cjs", ".ts", ".go", ".rs", ".java", ".rb", ".md", ".rst"})
+
+
+def real_code(extra: list[Path]) -> list[Path]:
+    """Real code with no secrets: smartctx's server and client sources, parts of the standard library
+    and every source or documentation file under the ``extra`` folders."""
     stdlib = Path(sysconfig.get_paths()["stdlib"])
     paths = [
         *sorted((REPO / "server" / "smartctx").rglob("*.py")),
@@ -61,6 +66,12 @@ def real_code() -> list[Path]:
             p
             for part in ("asyncio", "email", "http", "json", "logging", "urllib")
             for p in sorted((stdlib / part).rglob("*.py"))
+        ],
+        *[
+            p
+            for folder in extra
+            for p in sorted(folder.rglob("*"))
+            if p.suffix in CODE_SUFFIXES and p.is_file()
         ],
     ]
     return paths
@@ -258,11 +269,19 @@ def main() -> int:
     parser.add_argument("--packs", type=int, default=1000)
     parser.add_argument("--detect-secrets", action="append", default=[], metavar="NAME=PYTHON")
     parser.add_argument("--json", type=Path, help="also write the figures here")
+    parser.add_argument(
+        "--code",
+        type=Path,
+        action="append",
+        default=[],
+        metavar="DIR",
+        help="more real code to count false positives on (repeatable), e.g. a site-packages folder",
+    )
     args = parser.parse_args()
     planted = build(seed=7, copies=args.copies)
     forms = {case.form for case in planted}
     languages = {case.language for case in planted}
-    paths = real_code()
+    paths = real_code(args.code)
     code = [path.read_text(encoding="utf-8", errors="replace") for path in paths]
     print(
         f"corpus: {len(planted)} planted values, {len(forms)} forms, {len(languages)} languages/formats; "

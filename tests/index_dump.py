@@ -23,6 +23,7 @@ class IndexDump:
     refs: list[tuple[str, str, str, str, int, int]]
     edges: list[tuple[str, str, str, str, str, float]]
     scores: dict[tuple[str, str], tuple[float, float]]
+    folded: list[tuple[str, str, int, str]]
     # Per probe word: the definitions and the files full-text search finds, with their BM25 scores.
     # Filled only when asked for, since it runs two searches per distinct word of every name.
     search: dict[str, tuple[list[tuple[str, str, float]], list[tuple[str, float]]]] = field(
@@ -53,7 +54,9 @@ def dump(snapshot: IndexSnapshot, *, with_search: bool = False) -> IndexDump:
                 (path, round(score, 9)) for path, score in snapshot.search_files({word: 1}, _SEARCH_LIMIT)
             )
             search[word] = (hits, files)
-    return IndexDump(sorted(nodes), snapshot.all_refs(), snapshot.all_edges(), scores, search)
+    return IndexDump(
+        sorted(nodes), snapshot.all_refs(), snapshot.all_edges(), scores, snapshot.all_folded(), search
+    )
 
 
 def fresh_dump(root: Path, index_dir: Path) -> IndexDump:
@@ -74,6 +77,7 @@ def assert_same_index(live: IndexDump, fresh: IndexDump) -> None:
     assert live.nodes == fresh.nodes
     assert live.refs == fresh.refs
     assert live.edges == fresh.edges
+    assert live.folded == fresh.folded
     assert live.search == fresh.search
     assert live.scores.keys() == fresh.scores.keys()
     for key, (rank, use) in live.scores.items():

@@ -64,6 +64,14 @@ VALUES: dict[str, Callable[[random.Random], str]] = {
     "aws-secret-key": lambda r: _pick(r, ALNUM + "+/", 40),
     "github-classic": lambda r: "ghp_" + _pick(r, ALNUM, 36),
     "github-fine-grained": lambda r: "github_pat_" + _pick(r, UPPER_ALNUM, 22) + "_" + _pick(r, ALNUM, 59),
+    # Provider formats with a value no entropy check passes, or a character more or less than the
+    # format: still tokens (a test token of zeros, one mangled by a copy), which leaked once.
+    "github-classic-zeros": lambda r: "ghp_" + "0" * 28 + _pick(r, ALNUM, 8),
+    "github-classic-37": lambda r: "ghp_" + _pick(r, ALNUM, 37),
+    "github-fine-grained-81": lambda r: "github_pat_" + _pick(r, UPPER_ALNUM, 22) + "_" + _pick(r, ALNUM, 58),
+    "slack-bot-ones": lambda r: "xoxb-" + "1" * 11 + "-" + "1" * 12 + "-" + "a" * 16 + _pick(r, ALNUM, 8),
+    "aws-access-key-id-17": lambda r: "AKIA" + _pick(r, string.ascii_uppercase + "234567", 17),
+    "stripe-live-zeros": lambda r: "sk_live_" + "0" * 16 + _pick(r, ALNUM, 8),
     "gitlab": lambda r: "glpat-" + _pick(r, ALNUM + "_-", 20),
     "slack-bot": lambda r: (
         f"xoxb-{_pick(r, string.digits, 11)}-{_pick(r, string.digits, 12)}-" + _pick(r, ALNUM, 24)
@@ -326,6 +334,43 @@ FORMS: tuple[Form, ...] = (
             "csharp": 'class Hooks {\n  const string ClientSecret = "{v}";\n'
             "  string {name}() { return ClientSecret; }\n}\n",
             "typescript": 'export const {name} = { clientSecret: "{v}" };\n',
+        },
+    ),
+    # Added after the others, so that their values, drawn from one generator, stay as they were.
+    Form(
+        "low-entropy provider token in a secret-named assignment",
+        "github-classic-zeros",
+        {
+            "python": 'def {name}():\n    GITHUB_TOKEN = "{v}"\n    return GITHUB_TOKEN\n',
+            "yaml": "deploy:\n  token: {v}\n",
+        },
+    ),
+    Form(
+        "provider token a character long in a body",
+        "github-classic-37",
+        {"javascript": 'function {name}() {\n  const client = "{v}";\n  return client;\n}\n'},
+    ),
+    Form(
+        "fine-grained token a character short in a doc",
+        "github-fine-grained-81",
+        {"python": 'def {name}():\n    """Clone with {v} until the app is installed."""\n    return None\n'},
+    ),
+    Form(
+        "low-entropy Slack token in a doc",
+        "slack-bot-ones",
+        {"go": "package main\n\n// {name} posts as {v}.\nfunc {name}() {}\n"},
+    ),
+    Form(
+        "AWS key id a character long",
+        "aws-access-key-id-17",
+        {"ruby": 'def {name}\n  access_key_id = "{v}"\n  access_key_id\nend\n'},
+    ),
+    Form(
+        "low-entropy Stripe key assigned to a secret name",
+        "stripe-live-zeros",
+        {
+            "typescript": 'export function {name}(): string {\n  const stripeSecret = "{v}";\n'
+            "  return stripeSecret;\n}\n"
         },
     ),
 )

@@ -138,6 +138,8 @@ export interface IndexStatus {
   message?: string;
   writerPid?: number;
   writerCommand?: string;
+  undecodableCount?: number;
+  undecodableNames?: string[];
 }
 
 export interface WireRecentChange {

@@ -29,6 +29,15 @@ function following(index: IndexStatus): { text: string; tooltip: string } {
   };
 }
 
+// Files and folders left out because their names are not UTF-8: the user can rename them.
+function undecodable(index: IndexStatus): string {
+  const total = index.undecodableCount ?? 0;
+  if (total === 0) return "";
+  const names = (index.undecodableNames ?? []).join(", ");
+  const more = total > (index.undecodableNames ?? []).length ? " and more" : "";
+  return ` ${count(total)} not indexed because their names are not UTF-8: ${names}${more}.`;
+}
+
 // Pure: what the item shows for a server state and the last index status. A running server is named
 // below the index's line; one whose version is not the carried wheel's turns the check into a warning.
 export function statusText(state: ServerState, index: IndexStatus | undefined): StatusText {
@@ -83,7 +92,7 @@ function indexText(state: ServerState, index: IndexStatus | undefined): StatusTe
   const pending = index.pendingFiles > 0 ? `, ${count(index.pendingFiles)} pending` : "";
   return {
     text: `$(check) SmartCtx: ${files}${pending}${shared.text}`,
-    tooltip: `Index ready: ${files}${pending}.${shared.tooltip} Click for index status and actions.`,
+    tooltip: `Index ready: ${files}${pending}.${shared.tooltip}${undecodable(index)} Click for index status and actions.`,
     error: false,
   };
 }

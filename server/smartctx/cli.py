@@ -35,8 +35,14 @@ from smartctx.core.context import (
 from smartctx.core.redact import RedactingFormatter, redact, redact_tree
 from smartctx.core.tokens import TokenCounter
 from smartctx.history.changes import GitHistory
-from smartctx.indexing.indexer import IndexConfig, Indexer, IndexReport
-from smartctx.indexing.scanner import ScanConfig
+from smartctx.indexing.indexer import (
+    UNDECODABLE_NAMES_KEY,
+    IndexConfig,
+    Indexer,
+    IndexReport,
+    undecodable_names,
+)
+from smartctx.indexing.scanner import ScanConfig, is_decodable, printable_path
 from smartctx.indexing.sources import WorkspaceSources
 from smartctx.live.sharing import (
     FOLLOW_POLL_S,
@@ -59,6 +65,8 @@ EXIT_OK = 0
 EXIT_FAILURE = 1
 # How long index and context wait, by default, for another process's first index of the folder.
 DEFAULT_WAIT_S = 30.0
+# Entries whose names are not UTF-8 that a summary names; it counts them all.
+NAMES_SHOWN = 5
 
 
 class UserError(Exception):
@@ -481,7 +489,13 @@ def _focus_path(root: Path, text: str, option: str) -> str:
         raise UserError(f"{option} {text}: not inside the workspace folder {root}")
     if not path.is_file():
         raise UserError(f"{option} {text}: no such file in {root}")
-    return path.relative_to(root).as_posix()
+    relative = path.relative_to(root).as_posix()
+    if not is_decodable(relative):
+        raise UserError(
+            f"{option} {printable_path(text)}: its name is not UTF-8, so it is not indexed"
+            " (rename it to index it)"
+        )
+    return relative
 
 
 def _summary(root: Path, snapshot: IndexSnapshot, index_dir: Path, report: IndexReport | None) -> str:
@@ -506,12 +520,33 @@ def _summary(root: Path, snapshot: IndexSnapshot, index_dir: Path, report: Index
             symbols,
             f"  skipped  {skipped or 'none'}",
         ]
+    names = _undecodable_line(undecodable_names(snapshot.meta(UNDECODABLE_NAMES_KEY)))
+    if names:
+        lines.append(names)
+    if stats.folded_definitions:
+        lines.append(_folded_line(stats.folded_definitions))
     lines.append(index)
     if stats.files_with_errors:
         lines.insert(
             2, f"  note     {stats.files_with_errors:,} files had syntax errors; what parsed is indexed"
         )
     return "\n".join(lines)
+
+
+def _undecodable_line(names: Sequence[str]) -> str | None:
+    """The summary line for the entries not indexed because their names are not UTF-8."""
+    if not names:
+        return None
+    shown = ", ".join(names[:NAMES_SHOWN]) + (", …" if len(names) > NAMES_SHOWN else "")
+    return f"  names    {len(names):,} not UTF-8, so not indexed (rename them to index them): {shown}"
+
+
+def _folded_line(count: int) -> str:
+    """The summary line for the definitions folded into an ancestor (parsing/extract.py)."""
+    return (
+        f"  folded   {count:,} definitions nested too deep to index on their own,"
+        " indexed as the text of the definitions around them"
+    )
 
 
 def _status_command(args: argparse.Namespace) -> int:
@@ -538,6 +573,7 @@ def _status_command(args: argparse.Namespace) -> int:
         with IndexSnapshot(index_dir / INDEX_FILE_NAME) as snapshot:
             stats = snapshot.stats()
             last = snapshot.meta("last_indexed") or "never completed"
+            names = _undecodable_line(undecodable_names(snapshot.meta(UNDECODABLE_NAMES_KEY)))
         languages = ", ".join(f"{language} {count:,}" for language, count in stats.files_by_language.items())
         print(f"{root}")
         print(f"  files    {stats.files:,} ({languages or 'none'})")
@@ -548,6 +584,10 @@ def _status_command(args: argparse.Namespace) -> int:
             print(f"  state    {'work pending: run smartctx index' if pending else 'ready'}")
         else:
             print(f"  state    kept up to date by {_writer_name(index_dir)}")
+        if names:
+            print(names)
+        if stats.folded_definitions:
+            print(_folded_line(stats.folded_definitions))
         print(f"  index    {index_dir / INDEX_FILE_NAME} ({index_size_bytes(index_dir) / 1e6:.1f} MB)")
     return EXIT_OK
 

@@ -8,6 +8,7 @@ bound of ``lsp_status.WAIT_S``; there is no sleep.
 
 from __future__ import annotations
 
+import os
 import sys
 from collections.abc import Callable
 from pathlib import Path
@@ -127,3 +128,27 @@ async def test_did_change_watched_files_reindexes_what_the_watcher_cannot_see(
 
     assert pack["bodies"][0]["id"] == "shop/payments.py::settle_ledger"
     assert "settle_ledger" not in original
+
+
+async def test_a_file_whose_name_is_not_utf8_is_listed_and_the_rest_of_its_batch_indexed(
+    client: LanguageClient, statuses: IndexStatusLog, workspace: Path
+) -> None:
+    """A Latin-1 name (an old archive unpacked) reaches the watcher in the same burst as a good file:
+    the good one is indexed, the other named in the status; once it is gone, so is its mention."""
+    await statuses.ready()
+    latin1 = workspace / "shop" / os.fsdecode(b"caf\xe9.py")
+
+    latin1.write_bytes(b"def cafe_special():\n    return 1\n")
+    define(workspace / "shop" / "latte.py", "latte_special")
+    pack = await eventually(client, statuses, "latte_special", has("shop/latte.py::latte_special"))
+    while "undecodableNames" not in statuses.received[-1]:
+        await statuses.after(len(statuses.received))
+    listed = statuses.received[-1]
+    latin1.unlink()
+    define(workspace / "shop" / "mocha.py", "mocha_special")
+    await eventually(client, statuses, "mocha_special", has("shop/mocha.py::mocha_special"))
+    while "undecodableNames" in statuses.received[-1]:
+        await statuses.after(len(statuses.received))
+
+    assert pack["bodies"][0]["id"] == "shop/latte.py::latte_special"
+    assert (listed["undecodableCount"], listed["undecodableNames"]) == (1, ["shop/caf\\xe9.py"])

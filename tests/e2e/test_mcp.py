@@ -8,6 +8,7 @@ about its index (every update ends with one), within the bound of ``WAIT_S``.
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import subprocess
 import sys
@@ -25,6 +26,7 @@ from mcp.client.stdio import stdio_client
 from mcp.shared.exceptions import MCPError
 from test_cancel import HEAVY_TASK, MODULES, module
 
+from mcp_wire import Wire, js_stdio
 from workspaces import write_tree
 
 pytestmark = [
@@ -129,6 +131,25 @@ async def mcp_server(
                 # Updates after the first index are logged at debug level; the tests wait on them.
                 await client.set_logging_level("debug")
                 yield Session(client, log, stderr)
+        finally:
+            print(Path(stderr.name).read_text(encoding="utf-8"), file=sys.stderr)
+
+
+@asynccontextmanager
+async def js_mcp_server(*args: str) -> AsyncIterator[tuple[Session, Wire]]:
+    """A ``smartctx mcp`` process driven by the SDK's client over a transport that writes as
+    JavaScript's ``JSON.stringify`` does (tests/mcp_wire.py): a lone surrogate is sent as its escape,
+    and ``Wire.send_line`` puts any line on the wire besides."""
+    log = ServerLog()
+    command = [sys.executable, "-m", "smartctx", "mcp", *args]
+    with tempfile.NamedTemporaryFile("w+", encoding="utf-8", suffix=".stderr") as stderr:
+        try:
+            async with (
+                js_stdio(command, None, stderr) as wire,
+                Client(wire.streams(), mode="legacy", logging_callback=log.record) as client,
+            ):
+                await client.set_logging_level("debug")
+                yield Session(client, log, stderr), wire
         finally:
             print(Path(stderr.name).read_text(encoding="utf-8"), file=sys.stderr)
 
@@ -266,6 +287,126 @@ async def test_invalid_arguments_are_a_tool_error_naming_the_field(
     assert result.is_error and result.structured_content is None
     assert field in _texts(result)[0]
     assert _ids(after), "the server keeps serving after a tool error"
+
+
+@pytest.mark.parametrize(
+    ("tool", "arguments", "member"),
+    [
+        ("get_context_for_task", {"task": "cart \ud800 total"}, "params.arguments.task"),
+        ("get_context_for_task", {"task": "\udfff"}, "params.arguments.task"),
+        ("expand_symbol", {"id": "shop/cart.py::\ud83d"}, "params.arguments.id"),
+        ("get_context_for_task", {"task": "cart", "focusFiles": ["shop/\udc80.py"]}, "focusFiles[0]"),
+    ],
+)
+async def test_a_lone_surrogate_in_an_argument_is_answered_as_invalid_params(
+    shop: Path, tmp_path: Path, tool: str, arguments: dict[str, Any], member: str
+) -> None:
+    """JavaScript sends a string cut inside a surrogate pair as a lone escape like "\\ud800"; the
+    SDK's own transport dropped such a line unanswered, and the agent waited forever."""
+    async with js_mcp_server("--root", str(shop), "--index-dir", str(tmp_path / "index")) as (server, _):
+        await server.ready()
+        with anyio.fail_after(WAIT_S), pytest.raises(MCPError) as refused:
+            await server.call(tool, arguments)
+        after = await server.call("get_context_for_task", {"task": "cart total"})
+
+    assert refused.value.code == types.INVALID_PARAMS
+    assert member in refused.value.message and "surrogate" in refused.value.message
+    assert _ids(after), "the server keeps serving"
+
+
+@pytest.mark.parametrize(
+    ("line", "answer_id", "code"),
+    [
+        ("not json", None, types.PARSE_ERROR),
+        ('{"jsonrpc":"2.0","id":"r1","method":"tools/call","params":{"name":"index_status"', None, -32700),
+        ('{"jsonrpc":"2.0","id":"r2","params":{}}', "r2", types.INVALID_REQUEST),
+        ('{"jsonrpc":"1.0","id":"r3","method":"tools/list"}', "r3", types.INVALID_REQUEST),
+        ('[{"jsonrpc":"2.0","id":"r4","method":"tools/list"}]', None, types.INVALID_REQUEST),
+        (
+            '{"jsonrpc":"2.0","id":"r5","method":"tools/call","params":{"name":"index_status","arguments":'
+            + "[" * 300
+            + "]" * 300
+            + "}}",
+            "r5",
+            types.PARSE_ERROR,
+        ),
+        (r'{"jsonrpc":"2.0","id":"\ud800","method":"tools/list"}', None, types.INVALID_PARAMS),
+        (
+            r'{"jsonrpc":"2.0","id":"r6","method":"tools/call","params":{"name":"index_status",'
+            r'"arguments":{"\ud800":1}}}',
+            "r6",
+            types.INVALID_PARAMS,
+        ),
+    ],
+)
+async def test_a_line_that_is_no_readable_request_is_answered_with_its_id_if_it_has_one(
+    shop: Path, tmp_path: Path, line: str, answer_id: str | None, code: int
+) -> None:
+    async with js_mcp_server("--root", str(shop), "--index-dir", str(tmp_path / "index")) as (server, wire):
+        await wire.send_line(line)
+        answer = await wire.answer(answer_id, WAIT_S)
+        after = await server.call("index_status", {})
+
+    assert answer is not None, "the line was not answered"
+    assert answer["error"]["code"] == code and "data" not in answer["error"]
+    assert not after.is_error
+
+
+@pytest.mark.parametrize(
+    "focus",
+    [
+        "a" * 5000,
+        "b" * 300 + ".py",
+        "shop/" + "c" * 300 + "/orders.py",
+        "file:///tmp/%00.py",
+        "shop/orders.py\x00",
+    ],
+)
+async def test_a_focus_path_the_file_system_refuses_is_a_tool_error_that_names_the_field(
+    shop: Path, tmp_path: Path, focus: str
+) -> None:
+    """A name too long for the file system once answered with code 0 and the OS error, which quoted
+    the whole absolute path, and logged a traceback."""
+    async with mcp_server("--root", str(shop), "--index-dir", str(tmp_path / "index")) as server:
+        await server.ready()
+        result = await server.call("get_context_for_task", {"task": "cart", "focusFile": focus})
+        stderr = server.stderr()
+
+    assert result.is_error
+    text = _texts(result)[0]
+    assert text.startswith("focusFile") and "Errno" not in text and len(text) < 600
+    assert "Traceback" not in stderr
+
+
+async def test_a_task_over_the_cap_is_answered_without_being_echoed(shop: Path, tmp_path: Path) -> None:
+    task = "checkout log\n" + "poll ok\n" * 500_000 + "charge_card raised PaymentDeclined"
+    async with mcp_server("--root", str(shop), "--index-dir", str(tmp_path / "index")) as server:
+        await server.ready()
+        result = await server.call("get_context_for_task", {"task": task})
+
+    pack = _structured(result)
+    assert len(task) > 4_000_000
+    assert pack["bodies"][0]["id"] == "shop/payments.py::charge_card"
+    assert len(pack["taskDescription"]) < 3_000 and f"{len(task):,} characters" in pack["taskDescription"]
+    assert "task-truncated" in [warning["code"] for warning in pack["metadata"]["warnings"]]
+    assert len(_texts(result)[0]) < 50_000
+
+
+async def test_a_file_whose_name_is_not_utf8_is_named_by_the_status_and_the_rest_is_served(
+    shop: Path, tmp_path: Path
+) -> None:
+    (shop / "shop" / os.fsdecode(b"caf\xe9.py")).write_bytes(b"def cafe_special():\n    return 1\n")
+    async with mcp_server("--root", str(shop), "--index-dir", str(tmp_path / "index")) as server:
+        status = await server.ready()
+        result = await server.call("get_context_for_task", {"task": "charge_card"})
+
+    assert _structured(status)["indexedFiles"] == 7
+    assert (_structured(status)["undecodableCount"], _structured(status)["undecodableNames"]) == (
+        1,
+        ["shop/caf\\xe9.py"],
+    )
+    assert "not UTF-8: shop/caf\\xe9.py" in _texts(status)[0]
+    assert _ids(result)[0] == "shop/payments.py::charge_card"
 
 
 async def test_an_unknown_tool_is_a_protocol_error(shop: Path, tmp_path: Path) -> None:

@@ -26,12 +26,14 @@ SHOP = Path(__file__).parent.parent / "fixtures" / "shop"
 TOKEN = "ghp_" + "Wq3Zr8Xm2Kp7Lt5Nv9Bc4Df6Gh1Jk0Ls3Qa7"
 BOT = "xoxb-" + "50129837465-60123984756-" + "Kq8Zx3Lm7Np2Rt6Vw9Yb4Cd1"
 PASSWORD = "Kp3Xr8Wm2Qz7" + "Lt5NvB"
-SECRETS = (TOKEN, BOT, PASSWORD)
+# A token no entropy check passes, a character longer than its format: still a token.
+ZEROS = "ghp_" + "0" * 30 + "Wq3Zr8X"
+SECRETS = (TOKEN, BOT, PASSWORD, ZEROS)
 # The definition starts on line 4: on line 1 a hover finds the module, which spans the same lines.
 VAULT = (
     '"""Vault access."""\n\n\n'
     f'def open_vault(region, token="{TOKEN}"):\n'
-    f'    """Open the vault; staging bot {BOT} for now."""\n'
+    f'    """Open the vault; staging bot {BOT} for now, or the old {ZEROS}."""\n'
     f'    password = "{PASSWORD}"\n'
     "    return region, token, password\n"
 )

@@ -68,6 +68,19 @@ async def test_initialize_names_the_server_version_and_the_protocol_version(
     assert experimental["smartctx"]["protocolVersion"] == PROTOCOL_VERSION >= 1
 
 
+async def test_a_task_over_the_cap_is_answered_without_being_echoed(
+    client: LanguageClient, statuses: IndexStatusLog
+) -> None:
+    await statuses.ready()
+    task = "checkout log\n" + "poll ok\n" * 500_000 + DECLINED
+
+    pack = await context_for_task(client, {"task": task})
+
+    assert pack["bodies"][0]["id"] == DECLINED_FIRST_BODY
+    assert len(pack["taskDescription"]) < 3_000
+    assert "task-truncated" in [warning["code"] for warning in pack["metadata"]["warnings"]]
+
+
 async def test_index_status_request_matches_the_notifications(
     client: LanguageClient, statuses: IndexStatusLog
 ) -> None:

@@ -118,6 +118,57 @@ def test_definitions_are_cited_at_their_lines_whatever_the_line_ends(tmp_path: P
     assert "stale" not in str(pack["metadata"]["warnings"])
 
 
+def test_names_that_are_not_utf8_are_listed_and_the_rest_is_indexed(tmp_path: Path) -> None:
+    """One Latin-1 file name once stopped the whole workspace from being indexed (exit 1, a
+    UnicodeEncodeError from the store), and every `context` after it failed."""
+    root = write_tree(tmp_path / "ws", {"app/pricing.py": "def price():\n    return 1\n"})
+    (root / os.fsdecode(b"caf\xe9.py")).write_bytes(b"def cafe():\n    return 2\n")
+    (root / os.fsdecode(b"app/\xff\xfe")).mkdir()
+    (root / os.fsdecode(b"app/\xff\xfe/inner.py")).write_text("def inner():\n    return 3\n")
+    index_dir = str(tmp_path / "index")
+
+    indexed = run("index", str(root), "--index-dir", index_dir, "--quiet")
+    status = run("status", str(root), "--index-dir", index_dir)
+    context = run("context", "price", "--root", str(root), "--index-dir", index_dir, "--format", "json")
+
+    assert indexed.returncode == 0, indexed.stderr
+    assert "undecodable-name 2" in indexed.stdout
+    listed = "2 not UTF-8, so not indexed (rename them to index them): app/\\xff\\xfe, caf\\xe9.py"
+    assert listed in indexed.stdout and listed in status.stdout
+    assert context.returncode == 0, context.stderr
+    assert json.loads(context.stdout)["bodies"][0]["id"] == "app/pricing.py::price"
+
+
+def test_definitions_folded_into_an_ancestor_are_counted_and_a_pack_says_where_one_is(
+    tmp_path: Path,
+) -> None:
+    """Past the fold depth a definition is no node of its own; that was right, saying nothing was
+    not: `index` said "skipped none" and a task naming one got its ancestor without a word."""
+    count = 5000
+    opening = "".join(f"function jsnest_{level}() {{\n" for level in range(count))
+    root = write_tree(tmp_path / "ws", {"nest.js": f"{opening}deepCall();\n{'}' * count}\n"})
+    index_dir = str(tmp_path / "index")
+
+    indexed = run("index", str(root), "--index-dir", index_dir, "--quiet")
+    status = run("status", str(root), "--index-dir", index_dir)
+    context = run(
+        *("context", "jsnest_4999", "--root", str(root), "--index-dir", index_dir, "--format", "json")
+    )
+
+    assert indexed.returncode == 0, indexed.stderr
+    counted = f"folded   {count - 24:,} definitions nested too deep"
+    assert counted in indexed.stdout and counted in status.stdout
+    pack = json.loads(context.stdout)
+    holder = ".".join(f"jsnest_{level}" for level in range(24))
+    assert pack["bodies"][0]["id"] == f"nest.js::{holder}" and not pack["notFound"]
+    (folded,) = [
+        warning for warning in pack["metadata"]["warnings"] if warning["code"] == "folded-definition"
+    ]
+    assert folded["nodeId"] == f"nest.js::{holder}"
+    assert folded["message"].startswith("jsnest_4999 (line 5000 of nest.js) is defined too deep")
+    assert f"part of {holder} (nest.js:24-" in folded["message"]
+
+
 def test_status_without_index_says_what_to_do(tmp_path: Path) -> None:
     root = write_tree(tmp_path / "ws", {"a.py": "x = 1\n"})
     result = run("status", str(root), "--index-dir", str(tmp_path / "idx"))
@@ -329,6 +380,25 @@ def test_context_json_from_stdin(tmp_path: Path) -> None:
         item["citation"] == f"{item['filePath']}:{item['startLine']}-{item['endLine']}"
         for item in pack["bodies"]
     )
+
+
+def test_a_task_over_the_cap_from_stdin_is_answered_without_its_middle(tmp_path: Path) -> None:
+    root = write_tree(tmp_path / "ws", SAMPLE)
+    task = "price of an order\n" + "DEBUG poll ok\n" * 300_000 + "then Order.total failed"
+    result = subprocess.run(
+        [sys.executable, "-m", "smartctx", "context", "-", "--root", str(root), "--format", "json"],
+        input=task,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert result.returncode == 0, result.stderr
+    pack = json.loads(result.stdout)
+    assert len(task) > 4_000_000 and len(result.stdout) < 100_000
+    assert pack["taskDescription"].startswith("price of an order")
+    assert "task-truncated" in [warning["code"] for warning in pack["metadata"]["warnings"]]
+    assert pack["bodies"][0]["id"] == "app/models.py::Order.total"
 
 
 def test_open_and_recent_files_steer_the_pack(tmp_path: Path) -> None:

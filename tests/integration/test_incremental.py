@@ -17,6 +17,7 @@ from hypothesis import strategies as st
 from index_dump import assert_same_index, dump, fresh_dump
 from smartctx.indexing import indexer as indexer_module
 from smartctx.indexing.indexer import IndexConfig, Indexer
+from smartctx.indexing.scanner import ScanConfig, scan
 from smartctx.store import lexical
 from smartctx.store.index_store import IndexStore
 
@@ -428,3 +429,62 @@ def test_calls_added_moved_and_removed_under_the_same_imports_resolve_like_a_fre
     calls = {(edge[1], edge[3]) for edge in live.edges if edge[0] == "app.py" and edge[4] == "calls"}
     assert calls == {("main@5", "alpha@1"), ("main@5", "beta@4")}
     assert_same_index(live, fresh)
+
+
+def test_names_that_are_not_utf8_are_listed_and_the_index_equals_a_fresh_one(tmp_path: Path) -> None:
+    """Names in Latin-1, with the bytes of a BOM, or a UTF-16 surrogate in CESU-8: each file (or
+    folder, with what it holds) is skipped and listed, by a reconcile and by updates of just those
+    paths (the watcher's), in the same batch as files that are indexed, and delisted when it goes."""
+    root = tmp_path / "ws"
+    (root / "pkg").mkdir(parents=True)
+    (root / "pkg" / "base.py").write_text("def base():\n    return 1\n")
+    odd = {name: root / os.fsdecode(name) for name in (b"caf\xe9.py", b"\xff\xfe", b"pkg/\xed\xa0\x80.py")}
+    odd[b"caf\xe9.py"].write_bytes(b"def cafe():\n    return 2\n")
+    odd[b"\xff\xfe"].mkdir()
+    (odd[b"\xff\xfe"] / "inner.py").write_text("def inner():\n    return 3\n")
+    store = IndexStore(root, tmp_path / "index")
+    try:
+        indexer = Indexer(root, store, IndexConfig(workers=0))
+        first = indexer.reconcile()
+        odd[b"pkg/\xed\xa0\x80.py"].write_bytes(b"def surrogate():\n    return 4\n")
+        (root / "pkg" / "more.py").write_text("def more():\n    return base()\n")
+        added = indexer.update_paths([os.fsdecode(b"pkg/\xed\xa0\x80.py"), "pkg/more.py"])
+        with store.snapshot() as snapshot:
+            live = dump(snapshot, with_search=True)
+        odd[b"caf\xe9.py"].unlink()
+        removed = indexer.update_paths([os.fsdecode(b"caf\xe9.py")])
+    finally:
+        store.close()
+
+    assert first.skipped["undecodable-name"] == 2 and first.files_total == 1
+    assert first.undecodable_names == tuple(sorted(["caf\\xe9.py", "\\xff\\xfe"]))
+    assert added.files_parsed == 1
+    assert added.undecodable_names == tuple(sorted(["caf\\xe9.py", "pkg/\\xed\\xa0\\x80.py", "\\xff\\xfe"]))
+    assert removed.undecodable_names == tuple(sorted(["pkg/\\xed\\xa0\\x80.py", "\\xff\\xfe"]))
+    odd[b"caf\xe9.py"].write_bytes(b"def cafe():\n    return 2\n")
+    assert scan(root, ScanConfig(), lambda path: True).undecodable == added.undecodable_names
+    assert_same_index(live, fresh_dump(root, tmp_path / "fresh"))
+
+
+def test_folded_definitions_follow_edits_like_a_fresh_index(tmp_path: Path) -> None:
+    def nested(prefix: str, count: int) -> str:
+        return "".join(f"function {prefix}{level}() {{\n" for level in range(count)) + "}\n" * count
+
+    root = tmp_path / "ws"
+    root.mkdir()
+    (root / "deep.js").write_text(nested("outer", 40))
+    (root / "gone.js").write_text(nested("lost", 30))
+    store = IndexStore(root, tmp_path / "index")
+    try:
+        indexer = Indexer(root, store, IndexConfig(workers=0))
+        indexer.reconcile()
+        (root / "deep.js").write_text(nested("inner", 35))
+        (root / "gone.js").unlink()
+        indexer.update_paths(["deep.js", "gone.js"])
+        with store.snapshot() as snapshot:
+            live = dump(snapshot, with_search=True)
+    finally:
+        store.close()
+
+    assert [name for _, name, _, _ in live.folded] == [f"inner{level}" for level in range(24, 35)]
+    assert_same_index(live, fresh_dump(root, tmp_path / "fresh"))

@@ -19,6 +19,7 @@ from smartctx.indexing.indexer import IndexConfig, Indexer
 from smartctx.indexing.sources import WorkspaceSources
 from smartctx.output.pack_json import pack_to_wire
 from smartctx.retrieval.pipeline import build_context
+from smartctx.retrieval.query import ECHOED_TASK_CHARS, MAX_TASK_CHARS
 from smartctx.retrieval.symbols import expand_node
 from smartctx.store.index_store import IndexStore
 from smartctx.store.snapshot import IndexSnapshot
@@ -143,6 +144,7 @@ from smartctx.core.tokens import TokenCounter
 from smartctx.indexing.sources import WorkspaceSources
 from smartctx.output.pack_json import pack_to_wire
 from smartctx.retrieval.pipeline import build_context
+from smartctx.retrieval.query import ECHOED_TASK_CHARS, MAX_TASK_CHARS
 from smartctx.store.snapshot import IndexSnapshot
 index, root, requests = json.load(sys.stdin)
 packs = []
@@ -367,3 +369,23 @@ def test_a_body_too_big_to_pack_is_listed_by_its_signature(tmp_path: Path, count
         ("ledger.py::reconcile_ledger", "ledger.py:1-43")
     ]
     assert "reconcile_ledger(value)" in pack.text and pack.tokens_used <= 300
+
+
+def test_a_task_over_the_cap_is_read_as_its_start_and_end_and_never_echoed_whole(
+    store: IndexStore, workspace: Path, counter: TokenCounter
+) -> None:
+    """A whole log pasted as the task: its last line names the function, so the end must be read;
+    the pack carries back neither the task whole nor its 3 MB middle."""
+    filler = "INFO worker heartbeat ok, queue depth nominal\n" * (3 * MAX_TASK_CHARS // 46)
+    task = f"{filler}Traceback: charge_card raised PaymentDeclined"
+    pack = run(store, workspace, counter, task)
+
+    assert len(task) > 3 * MAX_TASK_CHARS
+    assert pack.bodies[0].id == "shop/payments.py::charge_card"
+    assert len(pack.task_description) < ECHOED_TASK_CHARS + 200
+    assert f"{len(task):,} characters" in pack.task_description
+    truncated = [warning for warning in pack.warnings if warning.code == "task-truncated"]
+    assert len(truncated) == 1 and f"{MAX_TASK_CHARS:,}" in truncated[0].message
+    assert len(json.dumps(pack_to_wire(pack))) < 100_000
+    within = "charge_card " + "declined " * (MAX_TASK_CHARS // 10)
+    assert run(store, workspace, counter, within).task_description == within

@@ -151,6 +151,23 @@ def test_deeply_nested_definitions_fold_into_the_deepest_kept_ancestor(source_pa
     assert result.symbols[-1].span.end_line == NESTED_FUNCTIONS + 2
 
 
+def test_every_folded_definition_is_named_with_its_kept_ancestor_however_deep(
+    source_parser: SourceParser,
+) -> None:
+    """Issue 22: a name folded past the query's depth (f9999 here) vanished without a word."""
+    result = source_parser.parse(nested_functions(NESTED_FUNCTIONS), "javascript")
+    deepest = ".".join(f"f{level}" for level in range(MAX_DEFINITION_DEPTH))
+
+    assert [fold.name for fold in result.folded] == [
+        f"f{level}" for level in range(MAX_DEFINITION_DEPTH, NESTED_FUNCTIONS)
+    ]
+    assert {fold.holder for fold in result.folded} == {deepest}
+    # Its line: one per function above it, and the line of the call at FOLDED_CALL_LEVEL.
+    assert result.folded[-1].line == NESTED_FUNCTIONS + 1
+    # Only definitions are looked for below the query depth: the calls there stay unmatched.
+    assert [reference.name for reference in result.references] == ["deepCall"]
+
+
 def test_a_name_too_long_to_qualify_folds_what_it_would_name(source_parser: SourceParser) -> None:
     outer = "A" * (MAX_QUALIFIED_NAME_CHARS // 2)
     inner = "B" * (MAX_QUALIFIED_NAME_CHARS // 2 + 1)
@@ -158,6 +175,10 @@ def test_a_name_too_long_to_qualify_folds_what_it_would_name(source_parser: Sour
     result = source_parser.parse(source.encode(), "python")
     assert [symbol.qualified_name for symbol in result.symbols] == [outer]
     assert {(reference.name, reference.source) for reference in result.references} == {("helper", outer)}
+    assert [(fold.name, fold.line, fold.holder) for fold in result.folded] == [
+        (inner, 2, outer),
+        ("method", 3, outer),
+    ]
 
 
 def test_nesting_up_to_the_cap_keeps_every_definition(source_parser: SourceParser) -> None:

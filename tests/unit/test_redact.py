@@ -72,6 +72,42 @@ def test_the_forms_that_used_to_leak_are_redacted() -> None:
         assert count == 1 and REDACTED in redacted, text
 
 
+@pytest.mark.parametrize(
+    "text",
+    [
+        'GITHUB_TOKEN = "ghp_' + "0" * 30 + 'a1B2c3"\n',
+        'client = "ghp_' + "Wq3Zr8Xm2Kp7Lt5Nv9Bc4Df6Gh1Jk0Ls3Qa7x" + '"\n',
+        '"""Clone with github_pat_' + "0" * 81 + ' for now."""\n',
+        "token: github_pat_" + "A1" * 42 + "\n",
+        "# staging bot xoxb-" + "1" * 11 + "-" + "1" * 12 + "-" + "a" * 24 + "\n",
+        'STRIPE_SECRET = "sk_live_' + "0" * 24 + '"\n',
+        'access_key_id = "AKIA' + "A" * 16 + '"\n',
+        'NPM_TOKEN="npm_' + "x" * 36 + '"\n',
+    ],
+)
+def test_a_value_in_a_provider_token_format_is_redacted_whatever_its_entropy(text: str) -> None:
+    """Issue 22: tokens of zeros, or a character off their format's length, passed every field."""
+    redacted, count = redact(text)
+    assert count == 1 and REDACTED in redacted
+    assert not any(
+        prefix in redacted for prefix in ("ghp_", "github_pat_", "xoxb-", "sk_live_", "AKIA", "npm_")
+    )
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Classic tokens start with ghp_ and fine-grained ones with github_pat_.\n",
+        "ghp_" + "0" * 41 + "\n",
+        "# AWS's documentation uses AKIAIOSFODNN7EXAMPLE\n",
+        "Slovakia AKIAXYZ\n",
+        "prefix_ghp_short\n",
+    ],
+)
+def test_a_provider_prefix_outside_its_format_is_left_alone(text: str) -> None:
+    assert redact(text) == (text, 0)
+
+
 def test_real_code_is_left_alone() -> None:
     """smartctx's own source and part of the standard library: no secrets, so (almost) no replacement."""
     stdlib = Path(sysconfig.get_paths()["stdlib"])

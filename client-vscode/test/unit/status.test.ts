@@ -166,4 +166,22 @@ describe("statusText", () => {
     expect(shown.text).toBe("$(warning) SmartCtx: 8 files");
     expect(shown.tooltip.endsWith(`\n\n${warning}`)).toBe(true);
   });
+
+  it("names the files left out because their names are not UTF-8", () => {
+    expect(
+      statusText(RUNNING, {
+        state: "ready",
+        filesDone: 0,
+        filesTotal: 0,
+        pendingFiles: 0,
+        indexedFiles: 12,
+        role: "writer",
+        undecodableCount: 2,
+        undecodableNames: ["caf\\xe9.py"],
+      }).tooltip,
+    ).toBe(
+      "Index ready: 12 files. 2 not indexed because their names are not UTF-8: caf\\xe9.py and more." +
+        " Click for index status and actions.",
+    );
+  });
 });

@@ -7,7 +7,7 @@ import re
 from dataclasses import dataclass
 from itertools import accumulate
 
-from smartctx.core.model import Reference, Symbol
+from smartctx.core.model import FoldedDefinition, Reference, Symbol
 
 _LONE_CR = re.compile(rb"\r(?!\n)")
 
@@ -39,6 +39,8 @@ class IndexedFile:
     symbol_hashes: tuple[str, ...]
     own_texts: tuple[str, ...]
     references: tuple[Reference, ...]
+    # Definitions folded into an ancestor (parsing/extract.py): no symbols, but named in the index.
+    folded: tuple[FoldedDefinition, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)

@@ -81,6 +81,16 @@ class Reference:
 
 
 @dataclass(frozen=True, slots=True)
+class FoldedDefinition:
+    """A definition nested too deep (or named too long) to be a symbol of its own: its text belongs
+    to ``holder``, the qualified name of its innermost kept ancestor (``None``: the module)."""
+
+    name: str
+    line: int
+    holder: str | None
+
+
+@dataclass(frozen=True, slots=True)
 class ParseResult:
     """Everything one file contributes to the index, besides its module node."""
 
@@ -88,3 +98,4 @@ class ParseResult:
     symbols: tuple[Symbol, ...]
     references: tuple[Reference, ...]
     has_errors: bool
+    folded: tuple[FoldedDefinition, ...] = ()

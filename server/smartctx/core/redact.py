@@ -84,6 +84,57 @@ _SECRET_NAME_KEYWORDS = ("passw", "pwd", "secret", "token", "api", "access", "pr
 
 
 @dataclass(frozen=True)
+class _TokenFormat:
+    """A provider's published token format: its prefixes, the characters after the prefix and how
+    many (fewest, most); ``example`` ends the provider's documented example values, which are not
+    secrets (AWS documents ``AKIAIOSFODNN7EXAMPLE``)."""
+
+    prefixes: tuple[str, ...]
+    characters: str
+    fewest: int
+    most: int
+    example: str = ""
+
+
+# A value in one of these formats is a token whatever its entropy (a test or rotated-out token of
+# zeros is still shaped like one, and gitleaks' rules, which check entropy and exact lengths, let it
+# through), and within TOKEN_LENGTH_SLACK characters of the format's length either way (a token one
+# character short or long is still one). The prefixes are specific enough that real code holds them
+# nowhere else; bench/secrets_bench.py counts what they find in real code.
+_PROVIDER_TOKEN_FORMATS = (
+    # GitHub: classic personal, OAuth, user-to-server, server-to-server and refresh tokens.
+    _TokenFormat(("ghp_", "gho_", "ghu_", "ghs_", "ghr_"), "[0-9A-Za-z]", 36, 36),
+    # GitHub fine-grained personal access tokens: 22 characters, "_", 59 characters.
+    _TokenFormat(("github_pat_",), r"\w", 82, 82),
+    _TokenFormat(("glpat-",), r"[\w-]", 20, 20),
+    # Slack bot and user tokens: two runs of 10 to 13 digits and a 24-character secret, dashed.
+    _TokenFormat(("xoxb-", "xoxp-"), "[0-9A-Za-z-]", 46, 52),
+    _TokenFormat(("sk_live_", "rk_live_"), "[0-9A-Za-z]", 24, 99),
+    # AWS access key ids (long-term, temporary and the rarer kinds), base32.
+    _TokenFormat(("AKIA", "ASIA", "ABIA", "ACCA"), "[A-Z2-7]", 16, 16, example="EXAMPLE"),
+    _TokenFormat(("AIza",), r"[\w-]", 35, 35),
+    _TokenFormat(("npm_",), "[0-9A-Za-z]", 36, 36),
+    _TokenFormat(("sk-ant-api03-",), r"[\w-]", 95, 95),
+)
+TOKEN_LENGTH_SLACK = 2
+
+
+def _provider_token_pattern() -> re.Pattern[str]:
+    """One expression for every format: a prefix not preceded by a letter or digit, then a run of
+    the format's characters as long as the format allows (not one of its documented examples), not
+    followed by another of them."""
+    alternatives = []
+    for token in _PROVIDER_TOKEN_FORMATS:
+        prefix = "|".join(re.escape(prefix) for prefix in token.prefixes)
+        example = rf"(?!{token.characters}*{token.example}(?!{token.characters}))" if token.example else ""
+        fewest, most = max(1, token.fewest - TOKEN_LENGTH_SLACK), token.most + TOKEN_LENGTH_SLACK
+        alternatives.append(
+            rf"(?:{prefix}){example}{token.characters}{{{fewest},{most}}}(?!{token.characters})"
+        )
+    return re.compile(rf"(?<![0-9A-Za-z])(?:{'|'.join(alternatives)})")
+
+
+@dataclass(frozen=True)
 class _OwnRule:
     """A form gitleaks' rules miss; ``random`` asks the value to look random (long, high entropy).
 
@@ -99,6 +150,8 @@ class _OwnRule:
     group: int = 0
     line_keywords: tuple[str, ...] = ()
     functions: tuple[str, ...] = ()
+    # Whether a value that reads as a placeholder (``<token>``, ``XXXX``, ``$VAR``) is left alone.
+    placeholders_allowed: bool = True
 
 
 _OWN_RULES = (
@@ -149,6 +202,16 @@ _OWN_RULES = (
         ),
         random=True,
         functions=("fetch", "get", "getenv", "env", "getproperty"),
+    ),
+    # A value in a provider's token format (_PROVIDER_TOKEN_FORMATS), whatever it looks like.
+    _OwnRule(
+        "",
+        _provider_token_pattern(),
+        random=False,
+        line_keywords=tuple(
+            sorted({prefix.lower() for token in _PROVIDER_TOKEN_FORMATS for prefix in token.prefixes})
+        ),
+        placeholders_allowed=False,
     ),
     # An XML element named like a secret: <password>…</password>.
     _OwnRule("<", re.compile(r"<(" + _SECRET_WORD + r")>([^<\s]+)</\1>", re.I), random=True, group=2),
@@ -503,7 +566,7 @@ def _own_secrets(rule: _OwnRule, text: str, matches: Iterable[re.Match[str]]) ->
     for match in matches:
         start, end = _secret_span(match, rule.group)
         secret = text[start:end]
-        if not secret or REDACTED in secret or _PLACEHOLDER.match(secret):
+        if not secret or REDACTED in secret or (rule.placeholders_allowed and _PLACEHOLDER.match(secret)):
             continue
         if rule.random and not looks_random(secret):
             continue

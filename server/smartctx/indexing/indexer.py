@@ -8,6 +8,7 @@ one. Unchanged files (same size and mtime, or same content hash) are never parse
 from __future__ import annotations
 
 import hashlib
+import json
 import multiprocessing
 import os
 import threading
@@ -30,7 +31,10 @@ from smartctx.indexing.scanner import (
     SkipReason,
     check_path,
     classify_content,
+    is_decodable,
+    printable_path,
     scan,
+    undecodable_entry,
 )
 from smartctx.parsing.extract import SourceParser
 from smartctx.parsing.languages import language_for_path
@@ -71,6 +75,23 @@ CHANGED_SINCE_COMPACTION_KEY = "files_changed_since_compaction"
 UNSAVED_MTIME_NS = -1
 
 
+# The meta value listing the entries skipped for a name that is not UTF-8 (scanner.py), by their
+# printable paths, as a JSON array: kept with the index so that every process reading it (a
+# follower, ``smartctx status``) can say which files are missing and why.
+UNDECODABLE_NAMES_KEY = "undecodable_names"
+
+
+def undecodable_names(meta_value: str | None) -> tuple[str, ...]:
+    """The printable paths an index's ``UNDECODABLE_NAMES_KEY`` value lists."""
+    if not meta_value:
+        return ()
+    try:
+        names = json.loads(meta_value)
+    except ValueError:
+        return ()
+    return tuple(str(name) for name in names) if isinstance(names, list) else ()
+
+
 # Stages of IndexReport.stage_seconds within a batch: waiting for the parsers, and writing.
 PARSE_WAIT_STAGE = "parse wait"
 WRITE_STAGE = "write"
@@ -94,6 +115,9 @@ class IndexReport:
     files_unchanged: int = 0
     files_deleted: int = 0
     skipped: Counter[str] = field(default_factory=Counter)
+    # The entries skipped for a name that is not UTF-8, by printable path: all the index knows of
+    # after this reconcile or batch.
+    undecodable_names: tuple[str, ...] = ()
     seconds: float = 0.0
     stage_seconds: dict[str, float] = field(default_factory=dict)
 
@@ -140,6 +164,7 @@ def build_indexed_file(
         ),
         own_texts=_own_texts(data, offsets, symbols),
         references=result.references,
+        folded=result.folded,
     )
 
 
@@ -349,8 +374,10 @@ class Indexer:
                 ("scan_started_ns", str(scan_started_ns)),
                 ("last_indexed", time.strftime("%Y-%m-%dT%H:%M:%S%z")),
                 ("git_head", git_head(self.root) or ""),
+                (UNDECODABLE_NAMES_KEY, json.dumps(scanned.undecodable)),
             ]
         )
+        report.undecodable_names = scanned.undecodable
         # A reconcile (a first index, a branch switch) is the batch that fills the log; one-file
         # updates leave it to SQLite's own checkpoints, which keep it under its size limit.
         writer.truncate_log()
@@ -382,6 +409,11 @@ class Indexer:
         """
         buffers = buffers or {}
         unique = set(paths)
+        # A name that is not UTF-8 (from the watcher) can reach no table: it only changes the list
+        # of such names (and a buffer's path, read from a URI, always decodes).
+        unreadable = {path for path in unique if not is_decodable(path)}
+        unique -= unreadable
+        buffers = {path: text for path, text in buffers.items() if is_decodable(path)}
         if len(unique) >= RECONCILE_FROM_PATHS:
             reconciled = self.reconcile()
             if not buffers:
@@ -394,6 +426,7 @@ class Indexer:
             self._rules = IgnoreRules.load(self.root, self.config.scan)
         verdicts: dict[str, ScannedFile | SkipReason | None] = {}
         deleted: set[str] = set()
+        names_found: set[str] = set()
         for path in sorted({*unique, *buffers}):
             if path not in buffers:
                 # Read from disk again (its buffer closed, or the disk changed): no tree to reuse.
@@ -403,6 +436,7 @@ class Indexer:
                 subtree = scan(self.root, self.config.scan, _is_supported, self._rules, under=path)
                 verdicts.update((file.path, file) for file in subtree.files)
                 deleted.update(writer.paths_under(path))
+                names_found.update(subtree.undecodable)
             else:
                 verdicts[path] = check_path(self.root, path, self.config.scan, _is_supported, self._rules)
         to_parse: list[ScannedFile] = []
@@ -428,6 +462,12 @@ class Indexer:
                 touched.append((verdict, state))
         # A file found in a scanned folder stays, whatever the folder's former contents were.
         deleted.difference_update(path for path, found in verdicts.items() if isinstance(found, ScannedFile))
+        entries = {entry for path in unreadable if (entry := undecodable_entry(self.root, path, self._rules))}
+        if entries:
+            report.skipped[SkipReason.UNDECODABLE_NAME.value] += len(entries)
+        report.undecodable_names = self._update_undecodable_names(
+            [*unique, *unreadable], names_found | entries
+        )
         changed, unchanged_content = self._split_by_content(touched)
         to_parse.extend(changed)
         to_parse.sort(key=lambda file: file.path)
@@ -448,6 +488,24 @@ class Indexer:
         self.finish_pending(report, recompute_scores=recompute_scores)
         report.seconds = time.perf_counter() - started
         return report
+
+    def _update_undecodable_names(self, paths: Iterable[str], found: set[str]) -> tuple[str, ...]:
+        """The index's list of names that are not UTF-8 after a batch of ``paths``: what it held at
+        or below each path leaves, and what the batch ``found`` there (scans of folders, the entries
+        that paths from the watcher name) joins, as a full scan would list them."""
+        writer = self.store.writer
+        before = undecodable_names(writer.meta(UNDECODABLE_NAMES_KEY))
+        names = set(before)
+        for path in paths:
+            # A path below a name that is not UTF-8 stands for that name, as the scan lists it.
+            parts = path.split("/")
+            depth = next((index for index, part in enumerate(parts, 1) if not is_decodable(part)), len(parts))
+            covered = printable_path("/".join(parts[:depth]))
+            names = {name for name in names if name != covered and not name.startswith(covered + "/")}
+        after = tuple(sorted(names | found))
+        if after != before:
+            writer.set_meta([(UNDECODABLE_NAMES_KEY, json.dumps(after))])
+        return after
 
     def finish_pending(
         self, report: IndexReport, *, recompute_scores: bool = True, initial: bool = False

@@ -24,6 +24,13 @@ Content (`classify_content`): a NUL byte or more than 30 % control bytes in the 
 `.min.js`/`.min.css`-style name, any line over 5,000 characters, or lines averaging over 300 characters (in
 files of 4 KiB or more) is minified or generated output.
 
+Names that are not UTF-8 (a Latin-1 ``café.py`` from an old archive): ``os.scandir`` gives their other
+bytes as lone surrogates (Python's ``surrogateescape``), which no text the index, the lexical index or
+the protocols hold can carry, and which an editor cannot open by the name it would be cited as; so
+such a file, or folder with everything in it, is skipped as ``UNDECODABLE_NAME`` and listed in
+``ScanResult.undecodable`` under its printable form (``caf\\xe9.py``, see `printable_path`), which the
+index report and the index status show so the user can rename it.
+
 Skip counts: a pruned folder counts once (its contents are never listed), every other skipped entry once.
 `check_path` gives one path the verdict a full scan would, for watcher events. `ScanConfig` and
 `IgnoreRules` live in `smartctx.indexing.ignore` and are re-exported here.
@@ -56,8 +63,11 @@ __all__ = [
     "SkipReason",
     "check_path",
     "classify_content",
+    "is_decodable",
     "is_secret_path",
+    "printable_path",
     "scan",
+    "undecodable_entry",
 ]
 
 MAX_EXAMPLES_PER_REASON = 5
@@ -134,6 +144,7 @@ class SkipReason(str, Enum):
     UNSUPPORTED = "unsupported"
     SYMLINK_OUTSIDE = "symlink-outside"
     UNREADABLE = "unreadable"
+    UNDECODABLE_NAME = "undecodable-name"
 
 
 @dataclass(frozen=True)
@@ -155,6 +166,8 @@ class ScanResult:
     examples: Mapping[SkipReason, tuple[str, ...]] = field(hash=False)
     # Every folder the walk entered ("" is the root), sorted: exactly the folders a watcher must watch.
     dirs: tuple[str, ...] = ()
+    # Every entry skipped as UNDECODABLE_NAME, by its printable path, sorted.
+    undecodable: tuple[str, ...] = ()
 
 
 class _Tally:
@@ -165,7 +178,43 @@ class _Tally:
     def add(self, reason: SkipReason, rel_path: str) -> None:
         self.counts[reason] += 1
         if len(self.examples[reason]) < MAX_EXAMPLES_PER_REASON:
-            self.examples[reason].append(rel_path)
+            self.examples[reason].append(printable_path(rel_path))
+
+
+def is_decodable(rel_path: str) -> bool:
+    """Whether a path read from the file system was UTF-8 there (it holds no lone surrogate)."""
+    if rel_path.isascii():
+        return True
+    try:
+        rel_path.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
+def printable_path(rel_path: str) -> str:
+    """A path as text any output can hold: each byte of a name that is not UTF-8 as ``\\xNN``."""
+    if is_decodable(rel_path):
+        return rel_path
+    return os.fsencode(rel_path).decode("utf-8", "backslashreplace")
+
+
+def undecodable_entry(root: Path, rel_path: str, rules: IgnoreRules) -> str | None:
+    """For a workspace-relative path with a component that is not UTF-8, the printable path of the
+    entry a full scan would list as UNDECODABLE_NAME (the first such component: the scan skips it
+    with all it holds), or None when the scan would list nothing there (it is gone or ignored)."""
+    parts = rel_path.split("/")
+    depth = next((index for index, part in enumerate(parts, start=1) if not is_decodable(part)), None)
+    if depth is None:
+        return None
+    entry = "/".join(parts[:depth])
+    try:
+        info = os.lstat(Path(root, entry))
+    except OSError:
+        return None
+    if rules.is_ignored(entry, is_dir=stat.S_ISDIR(info.st_mode)):
+        return None
+    return printable_path(entry)
 
 
 def is_secret_path(rel_path: str) -> bool:
@@ -234,6 +283,8 @@ def check_path(
         return None
     if rules.is_ignored(rel_path, is_dir=False):
         return SkipReason.IGNORED
+    if not is_decodable(rel_path):
+        return SkipReason.UNDECODABLE_NAME
     if is_secret_path(rel_path):
         return SkipReason.SECRET
     if stat.S_ISLNK(info.st_mode):
@@ -262,6 +313,7 @@ def scan(
         skipped=MappingProxyType(dict(walker.tally.counts)),
         examples=MappingProxyType({reason: tuple(paths) for reason, paths in walker.tally.examples.items()}),
         dirs=tuple(sorted(walker.dirs)),
+        undecodable=tuple(sorted(walker.undecodable)),
     )
 
 
@@ -282,11 +334,16 @@ class _Walker:
         self.rules = rules if rules is not None else IgnoreRules.load(Path(self.root), config)
         self.files: list[ScannedFile] = []
         self.dirs: list[str] = []
+        self.undecodable: list[str] = []
         self.tally = _Tally()
 
     def run(self, under: str = "") -> None:
         matcher = self.rules.matcher_entering(under)
-        if matcher is None or any(part.lower() in SECRET_DIR_NAMES for part in under.split("/")):
+        if (
+            matcher is None
+            or any(part.lower() in SECRET_DIR_NAMES for part in under.split("/"))
+            or not is_decodable(under)
+        ):
             return
         # An explicit stack instead of recursion: deep trees cannot hit the recursion limit.
         pending: list[tuple[str, Matcher]] = [(under + "/" if under else "", matcher)]
@@ -334,6 +391,9 @@ class _Walker:
                 continue
             if is_builtin_skip(name, is_dir, siblings) or decide(rel, name, is_dir):
                 add(SkipReason.IGNORED, rel)
+            elif not name.isascii() and not is_decodable(name):
+                add(SkipReason.UNDECODABLE_NAME, rel)
+                self.undecodable.append(printable_path(rel))
             elif is_dir:
                 if name.lower() in SECRET_DIR_NAMES:
                     add(SkipReason.SECRET, rel)

@@ -35,8 +35,14 @@ from pathlib import Path
 
 from smartctx.core.context import RecentEdit
 from smartctx.history.changes import GitHistory
-from smartctx.indexing.indexer import IndexConfig, Indexer, IndexReport
-from smartctx.indexing.scanner import ScanConfig
+from smartctx.indexing.indexer import (
+    UNDECODABLE_NAMES_KEY,
+    IndexConfig,
+    Indexer,
+    IndexReport,
+    undecodable_names,
+)
+from smartctx.indexing.scanner import ScanConfig, is_decodable
 from smartctx.indexing.watcher import Watcher
 from smartctx.live.edits import EditMemory
 from smartctx.live.sharing import (
@@ -131,8 +137,9 @@ class LiveIndex:
         self._busy = True
         self._done = 0
         self._total = 0
-        # Files in the index, counted after each phase.
+        # Files in the index, counted after each phase, and the names it skipped as not UTF-8.
         self._indexed_files = 0
+        self._undecodable_names: tuple[str, ...] = ()
         self._queued: set[str] = set()
         # Open editor buffers by workspace-relative path: indexed instead of the disk file until closed.
         self._buffers: dict[str, bytes] = {}
@@ -171,8 +178,9 @@ class LiveIndex:
         self._tasks.keep(f"updating {self.root}", future)
 
     def _files_changed(self, paths: list[str]) -> None:
-        """The watcher's batch: index it, and remember a save as an edit."""
-        self.edits.record_saves(paths)
+        """The watcher's batch: index it, and remember a save as an edit (not of a file whose name is
+        not UTF-8, which is never indexed, so no focus can name it)."""
+        self.edits.record_saves([path for path in paths if is_decodable(path)])
         self.schedule_update(paths)
 
     def schedule_reconcile(self, reason: str) -> None:
@@ -549,11 +557,14 @@ class LiveIndex:
 
     def _finish_phase(self, *, publish: bool = True) -> None:
         """On the index thread: the phase's work is done; count what the index now holds."""
-        indexed = self._store.writer.file_count() if self._store is not None else 0
+        writer = self._store.writer if self._store is not None else None
+        indexed = writer.file_count() if writer is not None else 0
+        names = undecodable_names(writer.meta(UNDECODABLE_NAMES_KEY)) if writer is not None else ()
         with self._lock:
             self._busy = bool(self._queued)
             self._done = self._total
             self._indexed_files = indexed
+            self._undecodable_names = names
         if publish:
             self._publish(force=True)
 
@@ -584,7 +595,13 @@ class LiveIndex:
             )
         pending = (self._total - self._done if self._busy else 0) + len(self._queued)
         return StatusCounts(
-            self._busy, self._done, self._total, pending, self._open_error, self._indexed_files
+            self._busy,
+            self._done,
+            self._total,
+            pending,
+            self._open_error,
+            self._indexed_files,
+            undecodable_names=self._undecodable_names,
         )
 
     def _close_store(self) -> None:

@@ -36,7 +36,11 @@ def workspace_path(root: Path, uri: str) -> str | None:
     fs_path = file_uri_path(uri)
     if fs_path is None:
         return None
-    full = Path(os.path.realpath(fs_path))
+    try:
+        full = Path(os.path.realpath(fs_path))
+    except (OSError, ValueError):
+        # A path no file can have (an embedded NUL, say) lies in no workspace folder.
+        return None
     try:
         relative = full.relative_to(root)
     except ValueError:

@@ -131,6 +131,7 @@ def publish_status(index_dir: Path, counts: StatusCounts, writer: WriterInfo) ->
         "pendingFiles": counts.pending_files,
         "indexedFiles": counts.indexed_files,
         "error": counts.error,
+        "undecodableNames": list(counts.undecodable_names),
     }
     try:
         _replace_json(index_dir, STATUS_FILE_NAME, wire)
@@ -179,6 +180,8 @@ def read_status(index_dir: Path) -> tuple[StatusCounts, WriterInfo] | None:
             pending_files=int(wire["pendingFiles"]),
             error=str(wire["error"]) if wire["error"] else None,
             indexed_files=int(wire["indexedFiles"]),
+            # A writer of an earlier version publishes no such list.
+            undecodable_names=tuple(str(name) for name in wire.get("undecodableNames", [])),
         )
     except (OSError, ValueError, KeyError, TypeError):
         return None

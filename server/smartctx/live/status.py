@@ -33,6 +33,8 @@ class StatusCounts:
     role: IndexRole = "writer"
     # The process this one follows, when it follows one (with several folders: the only one).
     writer: WriterInfo | None = None
+    # The entries not indexed because their names are not UTF-8, by printable path.
+    undecodable_names: tuple[str, ...] = ()
 
     @property
     def state(self) -> Literal["indexing", "ready", "failed"]:
@@ -55,4 +57,5 @@ def aggregate_status(counts: Sequence[StatusCounts]) -> StatusCounts:
         indexed_files=sum(count.indexed_files for count in counts),
         role=roles.pop() if len(roles) == 1 else "mixed" if roles else "writer",
         writer=writers.pop() if len(writers) == 1 else None,
+        undecodable_names=tuple(name for count in counts for name in count.undecodable_names),
     )

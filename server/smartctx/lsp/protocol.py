@@ -223,6 +223,10 @@ class IndexStatus(_IndexCounts, total=False):
     # ("smartctx mcp", ...), when it has said so.
     writerPid: int
     writerCommand: str
+    # Only when files or folders are not indexed because their names are not UTF-8 (a Latin-1
+    # name from an old archive): how many, and the first of them by printable path (caf\xe9.py).
+    undecodableCount: int
+    undecodableNames: list[str]
 
 
 class WireRecentChange(TypedDict):
@@ -362,8 +366,9 @@ class WirePackMetadata(TypedDict):
     timingsMs: dict[str, float]
     freshness: WireFreshness
     # Codes include secret-redacted, stale-relocated, stale-dropped, missing-citation, body-cut,
-    # body-skipped, summary-skipped, folder-unavailable, history-shallow, history-unavailable, and
-    # UNKNOWN_FIELD_WARNING.
+    # body-skipped, summary-skipped, folder-unavailable, history-shallow, history-unavailable,
+    # UNKNOWN_FIELD_WARNING, task-truncated (a task over 1,000,000 characters, read as its start
+    # and end) and folded-definition (a name the task uses is nested too deep to be indexed on its own).
     warnings: list[WireWarning]
 
 

@@ -18,7 +18,7 @@ import mcp_types as types
 from smartctx.core.context import ContextPack, NodeDetail
 from smartctx.live.status import StatusCounts
 from smartctx.live.workspace import Folder
-from smartctx.output.pack_json import node_to_wire, pack_to_wire, status_to_wire
+from smartctx.output.pack_json import STATUS_NAMES_SHOWN, node_to_wire, pack_to_wire, status_to_wire
 
 # Source files are text; a client that wants a finer type can look at the extension.
 CODE_MIME_TYPE = "text/plain"
@@ -69,7 +69,16 @@ def error_result(message: str) -> types.CallToolResult:
 
 
 def status_text(status: StatusCounts, folder_count: int) -> str:
-    return _state_text(status, folder_count) + _role_text(status)
+    return _state_text(status, folder_count) + _role_text(status) + _names_text(status)
+
+
+def _names_text(status: StatusCounts) -> str:
+    """The files left out because their names are not UTF-8, which the user can rename."""
+    names = status.undecodable_names
+    if not names:
+        return ""
+    shown = ", ".join(names[:STATUS_NAMES_SHOWN]) + (" and more" if len(names) > STATUS_NAMES_SHOWN else "")
+    return f" {len(names):,} files or folders are not indexed because their names are not UTF-8: {shown}."
 
 
 def _state_text(status: StatusCounts, folder_count: int) -> str:

@@ -29,7 +29,6 @@ import mcp_types as types
 from mcp.server.context import ServerRequestContext
 from mcp.server.lowlevel import Server
 from mcp.server.session import ServerSession
-from mcp.server.stdio import stdio_server
 from mcp.shared.exceptions import MCPError
 
 from smartctx.core.context import InvalidRequestError, NodeChangedError
@@ -57,6 +56,7 @@ from smartctx.mcp.tools import (
     expand_id,
     no_arguments,
 )
+from smartctx.mcp.transport import stdio_transport
 from smartctx.retrieval.pipeline import CancelledError as PipelineCancelledError
 
 log = logging.getLogger(__name__)
@@ -204,6 +204,13 @@ class SmartctxMcp:
             return error_result(str(error))
         except IndexNotAvailableError as error:
             return error_result(f"the index cannot be used: {error}")
+        except Exception as error:
+            # A fault of smartctx's, not the caller's: the log has the details, the caller a proper
+            # JSON-RPC code and a message that carries no internals (paths, reprs, a traceback).
+            log.error("%s failed: %s", params.name, error, exc_info=error)
+            raise MCPError(
+                types.INTERNAL_ERROR, f"{params.name} failed inside smartctx; the server's log says why"
+            ) from None
 
     async def _context(
         self, ctx: Context, workspace: Workspace, arguments: dict[str, Any]
@@ -397,7 +404,7 @@ def serve(roots: Sequence[Path], index_dir: Path | None) -> int:
     server = build_server(app)
 
     async def run() -> None:
-        async with stdio_server() as (read_stream, write_stream):
+        async with stdio_transport() as (read_stream, write_stream):
             redacting = RedactingWriteStream(write_stream)
             await server.run(read_stream, redacting, server.create_initialization_options())
 

@@ -39,6 +39,9 @@ CONTEXT_ARGUMENTS = (
 )
 
 _DEFAULTS = ContextOptions()
+# A focus path longer than this is refused before the file system sees it: Linux's PATH_MAX, the
+# longest path any call on it accepts.
+MAX_FOCUS_PATH_CHARS = 4096
 
 CONTEXT_INPUT_SCHEMA: dict[str, Any] = {
     "type": "object",
@@ -198,6 +201,11 @@ STATUS_OUTPUT_SCHEMA: dict[str, Any] = {
         "filesTotal": {"type": "integer"},
         "pendingFiles": {"type": "integer"},
         "indexedFiles": {"type": "integer", "description": "how many files the index holds"},
+        "undecodableCount": {
+            "type": "integer",
+            "description": "files or folders not indexed because their names are not UTF-8",
+        },
+        "undecodableNames": {"type": "array", "items": {"type": "string"}},
         "folders": {"type": "array", "items": {"type": "object"}},
     },
     "required": ["state", "filesDone", "filesTotal", "pendingFiles", "indexedFiles", "folders"],
@@ -227,7 +235,7 @@ def context_requests(arguments: dict[str, Any], roots: Sequence[Path]) -> list[C
     for the focus: each folder gets the focus files inside it."""
     _refuse_unknown(arguments, CONTEXT_ARGUMENTS)
     task = arguments.get("task")
-    if not isinstance(task, str) or not task.strip():
+    if not isinstance(task, str) or not task or task.isspace():
         raise InvalidRequestError(
             f"task must be a non-empty string describing what you want to do, got {task!r}"
         )
@@ -297,6 +305,13 @@ def _locate(raw: Any, field: str, roots: Sequence[Path]) -> tuple[int, str]:
     """A file path or URI from the caller as (root position, workspace-relative path)."""
     if not isinstance(raw, str) or not raw:
         raise InvalidRequestError(f"{field} must be a file path or file:// URI, got {raw!r}")
+    if len(raw) > MAX_FOCUS_PATH_CHARS or "\x00" in raw:
+        # The file system would refuse it (ENAMETOOLONG, an embedded NUL) with an error naming the
+        # whole absolute path; the caller learns what is wrong with what it sent instead.
+        problem = f"is {len(raw):,} characters long" if "\x00" not in raw else "holds a NUL character"
+        raise InvalidRequestError(
+            f"{field} {problem}: a file path is at most {MAX_FOCUS_PATH_CHARS:,} characters, without NUL"
+        )
     found = None
     if raw.startswith("file:"):
         found = innermost_folder(roots, raw)
@@ -305,12 +320,21 @@ def _locate(raw: Any, field: str, roots: Sequence[Path]) -> tuple[int, str]:
     else:
         # A relative path is taken in the first folder that has such a file, else in the first one.
         candidates = [root / raw for root in roots]
-        chosen = next((path for path in candidates if path.exists()), candidates[0])
+        chosen = next((path for path in candidates if _is_file(path)), candidates[0])
         found = innermost_folder(roots, chosen.absolute().as_uri())
     where = f"the workspace folder {roots[0]}" if len(roots) == 1 else "any workspace folder"
     if found is None:
         raise InvalidRequestError(f"{field} {raw} is not a file inside {where}")
     position, path = found
-    if not (roots[position] / path).is_file():
+    if not _is_file(roots[position] / path):
         raise InvalidRequestError(f"{field} {raw} names no file in {where}")
     return found
+
+
+def _is_file(path: Path) -> bool:
+    """Whether ``path`` is a file; False for any name the file system refuses (one of its
+    components too long, say) rather than an error that quotes the absolute path."""
+    try:
+        return path.is_file()
+    except (OSError, ValueError):
+        return False

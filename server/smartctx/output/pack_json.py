@@ -12,6 +12,9 @@ from smartctx.core.context import ContextPack, NodeDetail
 from smartctx.core.history import ImpactSection, RecentChange
 from smartctx.live.status import StatusCounts
 
+# A status names at most this many of the entries whose names are not UTF-8; it counts them all.
+STATUS_NAMES_SHOWN = 20
+
 
 def pack_to_wire(pack: ContextPack) -> dict[str, Any]:
     wire = {
@@ -190,4 +193,7 @@ def status_to_wire(counts: StatusCounts) -> dict[str, Any]:
     if counts.writer is not None:
         wire["writerPid"] = counts.writer.pid
         wire["writerCommand"] = counts.writer.command
+    if counts.undecodable_names:
+        wire["undecodableCount"] = len(counts.undecodable_names)
+        wire["undecodableNames"] = list(counts.undecodable_names[:STATUS_NAMES_SHOWN])
     return wire

@@ -42,10 +42,13 @@ Rules applied in code rather than per language:
 
 - A definition's parent is the innermost definition whose node contains it; qualified names are
   the parents' names joined with dots.
-- Nothing deeper than ``MAX_QUERY_START_DEPTH`` levels in the syntax tree is matched.
+- Nothing deeper than ``MAX_QUERY_START_DEPTH`` levels in the syntax tree is matched, but for the
+  definitions of a file where some were folded (below), which are looked for in windows of that
+  depth all the way down, so that each folded one is named.
 - A definition nested deeper than ``MAX_DEFINITION_DEPTH`` or whose qualified name would be longer
   than ``MAX_QUALIFIED_NAME_CHARS`` is folded into its innermost kept ancestor: it is no symbol of
-  its own, its lines are that ancestor's text and its references are that ancestor's.
+  its own, its lines are that ancestor's text and its references are that ancestor's. The result
+  names it (``ParseResult.folded``) with that ancestor, so the index can count it and say where it is.
 - A ``function`` whose parent is class-like (class, struct, interface, enum, trait) is a ``method``.
 - A definition wrapped by its decorators or template parameters (Python ``decorated_definition``,
   C++ ``template <…>``) or preceded by attribute or decorator siblings (Rust ``#[derive]``,
@@ -78,7 +81,7 @@ from pathlib import Path
 from tree_sitter import Language, Node, Parser, Query, QueryCursor, Tree
 
 from smartctx.core.files import lf_line_ends
-from smartctx.core.model import ParseResult, Reference, RefKind, Span, Symbol, SymbolKind
+from smartctx.core.model import FoldedDefinition, ParseResult, Reference, RefKind, Span, Symbol, SymbolKind
 from smartctx.parsing.edits import edit_between
 from smartctx.parsing.languages import LANGUAGES, LanguageSpec
 from smartctx.parsing.summary import (
@@ -229,6 +232,8 @@ class _Definition:
     qualified_name: str = ""
     parent: str | None = None
     folded: bool = False
+    # For a folded definition: the innermost kept ancestor, whose text it is (None: the module).
+    holder: _Definition | None = None
 
 
 # A reference before it knows its enclosing definition: its name's start and end byte, line,
@@ -274,6 +279,15 @@ class SourceParser:
         matches = cursor.matches(root)
         definitions, uses = _collect(matches, source, grammar)
         kept = _nest(definitions)
+        if any(definition.folded for definition in definitions):
+            deeper = _definitions_below_query_depth(root, source, grammar, definitions)
+            if deeper:
+                # Nested again with the deeper ones, from a clean slate: each is folded or kept by
+                # the same rules, and the ones found first keep their verdicts.
+                definitions = sorted([*definitions, *deeper], key=_definition_order)
+                for definition in definitions:
+                    definition.folded, definition.holder = False, None
+                kept = _nest(definitions)
         if grammar.has_preludes:
             _include_preludes(kept)
         return ParseResult(
@@ -281,6 +295,15 @@ class SourceParser:
             symbols=tuple(_symbol(definition, source, root) for definition in kept),
             references=_attribute(uses, definitions, kept),
             has_errors=root.has_error,
+            folded=tuple(
+                FoldedDefinition(
+                    definition.name,
+                    definition.start_line,
+                    definition.holder.qualified_name if definition.holder is not None else None,
+                )
+                for definition in definitions
+                if definition.folded
+            ),
         )
 
     def forget(self, document: str) -> None:
@@ -419,6 +442,45 @@ def _collect(
     return sorted(definitions.values(), key=_definition_order), uses
 
 
+def _definitions_below_query_depth(
+    root: Node, source: bytes, grammar: _Grammar, found: Sequence[_Definition]
+) -> list[_Definition]:
+    """The definitions deeper in the tree than one query reaches, not among ``found``: the query
+    runs again from every node at a multiple of ``MAX_QUERY_START_DEPTH``, each run as cheap as
+    the first, and only its definitions are taken (the references that deep stay unmatched)."""
+    windows = _nodes_at_depth_multiples(root, MAX_QUERY_START_DEPTH)
+    if not windows:
+        return []
+    known = {definition.name_node.start_byte for definition in found}
+    deeper: dict[int, _Definition] = {}
+    cursor = QueryCursor(grammar.query)
+    cursor.set_max_start_depth(MAX_QUERY_START_DEPTH)
+    for window in windows:
+        for pattern_index, captures in cursor.matches(window):
+            role = grammar.roles[pattern_index]
+            if role.reference is None:
+                _add_definition(deeper, role, captures, pattern_index, source, grammar)
+    return [definition for start, definition in deeper.items() if start not in known]
+
+
+def _nodes_at_depth_multiples(root: Node, step: int) -> list[Node]:
+    """The nodes ``step``, ``2 * step``, … levels below ``root`` that have children, in tree order:
+    one walk of the tree, with a cursor (recursion would overflow on a tree this deep)."""
+    found: list[Node] = []
+    cursor = root.walk()
+    depth = 0
+    while True:
+        if depth and depth % step == 0 and cursor.node is not None and cursor.node.child_count:
+            found.append(cursor.node)
+        if cursor.goto_first_child():
+            depth += 1
+            continue
+        while not cursor.goto_next_sibling():
+            if not cursor.goto_parent():
+                return found
+            depth -= 1
+
+
 def _definition_order(definition: _Definition) -> tuple[int, int, int]:
     """Source order, a container before what it contains."""
     return (definition.start_byte, -definition.end_byte, definition.name_node.start_byte)
@@ -535,6 +597,7 @@ def _nest(definitions: list[_Definition]) -> list[_Definition]:
         open_definitions.append(definition)
         if container is not None and (container.folded or len(open_definitions) > MAX_DEFINITION_DEPTH):
             definition.folded = True
+            definition.holder = container.holder if container.folded else container
             continue
         if (
             container is not None
@@ -548,6 +611,7 @@ def _nest(definitions: list[_Definition]) -> list[_Definition]:
         qualified_name = f"{parent}.{definition.name}" if parent else definition.name
         if len(qualified_name) > MAX_QUALIFIED_NAME_CHARS:
             definition.folded = True
+            definition.holder = container
             continue
         definition.parent = parent
         definition.qualified_name = qualified_name

@@ -104,6 +104,7 @@ def build_context_multi(
     ranked: list[tuple[ScoredNode, int]] = []
     files: list[tuple[RankedFile, int]] = []
     named: set[int] = set()
+    folded: list[tuple[str, int, NodeRow]] = []
     nodes: list[NodeRow] = []
     edges: list[EdgeRow] = []
     for ranking, folder in zip(rankings, renamed, strict=True):
@@ -116,6 +117,7 @@ def build_context_multi(
             (folder.ranked_file(ranked_file, lexical, file), folder.position) for ranked_file in ranking.files
         )
         named.update(folder.node_id(node) for node in ranking.found.named)
+        folded.extend((name, line, folder.node(holder)) for name, line, holder in ranking.found.folded)
         nodes.extend(folder.node(node) for node in ranking.expansion.nodes.values())
         edges.extend(
             edge._replace(src_id=folder.node_id(edge.src_id), dst_id=folder.node_id(edge.dst_id))
@@ -142,6 +144,7 @@ def build_context_multi(
         history=_FolderHistory(folders),
         impact=lambda selection: _impact(selection, rankings, renamed, options.impact_depth),
         freshness=_freshness(folders),
+        folded=folded,
     )
     packed = select_and_pack(request, candidates, counter, stage)
     return _with_folders(packed, folders)

@@ -32,14 +32,13 @@ from smartctx.retrieval.file_kinds import file_kinds, read_attributes
 from smartctx.retrieval.files import SYMBOLS_PER_FILE, RankedFile, rank_files
 from smartctx.retrieval.focus import focus_rank
 from smartctx.retrieval.history_lookup import impact_of, recent_changes
-from smartctx.retrieval.pack import node_id, pack
-from smartctx.retrieval.query import parse_task
+from smartctx.retrieval.pack import citation, node_id, pack
+from smartctx.retrieval.query import bound_task, parse_task
 from smartctx.retrieval.score import ScoredNode, score
 from smartctx.retrieval.search import SearchResult, search
 from smartctx.retrieval.sources import ChangeHistory, SourceReader
 from smartctx.store.snapshot import EdgeRow, IndexSnapshot, NodeRow
 
-MAX_TASK_CHARS = 100_000
 # Files whose folders are searched for ``.gitattributes`` linguist marks (besides the root's): the
 # best whole-text matches, which are the files a mark could move.
 FILES_CHECKED_FOR_ATTRIBUTES = 40
@@ -73,7 +72,7 @@ def rank(
 ) -> Ranking:
     """Search, expand and score; ``stage`` is called after each (timing, cancellation). ``sources``
     gives the ``.gitattributes`` files whose linguist marks say which files are vendored."""
-    task = parse_task(task_text[:MAX_TASK_CHARS])
+    task = parse_task(bound_task(task_text).text)
     found = search(snapshot, task, options.candidates())
     stage("search")
     strongest = max(found.lexical.values(), default=1.0)
@@ -146,6 +145,8 @@ class Candidates:
     history: ChangeHistory | None
     impact: Callable[[Selection], ImpactSection | None]
     freshness: Freshness
+    # Named definitions folded into an ancestor (search.py): (name, line, the node holding it).
+    folded: Sequence[tuple[str, int, NodeRow]] = ()
 
 
 def build_context(
@@ -179,8 +180,24 @@ def build_context(
             git_head=snapshot.meta("git_head") or None,
             dirty=None,
         ),
+        folded=ranking.found.folded,
     )
     return select_and_pack(request, candidates, counter, stage)
+
+
+def _folded_warning(name: str, line: int, holder: NodeRow) -> Warning:
+    """Where a definition the task names lives, when it is nested too deep to be indexed itself."""
+    where = (
+        f"the module {holder.path}"
+        if holder.kind is SymbolKind.MODULE
+        else f"{holder.qualified_name} ({citation(holder.path, holder.start_line, holder.end_line)})"
+    )
+    return Warning(
+        "folded-definition",
+        f"{name} (line {line} of {holder.path}) is defined too deep inside other definitions to be"
+        f" indexed on its own; its text is indexed as part of {where}",
+        node_id(holder),
+    )
 
 
 def check_tokenizer(options: ContextOptions, counter: TokenCounter) -> None:
@@ -195,6 +212,7 @@ def select_and_pack(
 ) -> ContextPack:
     """Diversify → [history, impact] → pack → cite over ranked candidates, within one budget."""
     options = request.options
+    task = bound_task(request.task)
     ranked = candidates.ranked
     selection = diversify(ranked, candidates.files, limits_for(options), candidates.named)
     stage("diversify")
@@ -214,7 +232,7 @@ def select_and_pack(
         stage("impact")
     packed = pack(
         selection,
-        request.task,
+        task.text,
         options.budget_tokens,
         counter,
         sources,
@@ -223,7 +241,9 @@ def select_and_pack(
         impact=impact,
     )
     stage("pack")
-    warnings = [*history_warnings, *packed.warnings, *cite(packed.bodies, packed.summaries)]
+    task_warnings = [task.warning] if task.warning is not None else []
+    task_warnings += [_folded_warning(name, line, holder) for name, line, holder in candidates.folded]
+    warnings = [*task_warnings, *history_warnings, *packed.warnings, *cite(packed.bodies, packed.summaries)]
     stage("cite")
     packed_ids = {item.id for item in packed.bodies} | {item.id for item in packed.summaries}
     # A module shares its id with a definition named like its file; only packed definitions count.
@@ -233,7 +253,7 @@ def select_and_pack(
         if node.kind is not SymbolKind.MODULE and node_id(node) in packed_ids
     }
     return ContextPack(
-        task_description=request.task,
+        task_description=task.description,
         bodies=tuple(packed.bodies),
         summaries=tuple(packed.summaries),
         subgraph_nodes=tuple(sorted(set(internal.values()))),

@@ -11,6 +11,7 @@ import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
+from smartctx.core.context import Warning
 from smartctx.core.identifiers import split_identifier, whole_word
 from smartctx.retrieval.file_kinds import is_test_path
 
@@ -22,6 +23,13 @@ FILE_PATH_WEIGHT = 2
 SPLIT_PART_WEIGHT = 1
 # Words longer than this are data (hashes, base64), not names.
 MAX_WORD_CHARS = 60
+# The most task text that is read, in characters (about 1 MB of ASCII). A longer task (a whole log
+# pasted in) is read as its first and last halves of this, so that both an issue's opening and a
+# log's final traceback count; the middle is left out, and the pack says so (task-truncated).
+MAX_TASK_CHARS = 1_000_000
+# A task longer than MAX_TASK_CHARS is echoed back in the pack (taskDescription) as its first this
+# many characters, with a note of its length: an answer never carries a huge task back whole.
+ECHOED_TASK_CHARS = 2_000
 # Bounds that keep a 20k-character log from turning into a 5k-term query. The parser keeps more
 # words than a query may have; search chooses among them by how rare each is in the index.
 MAX_PARSED_WORDS = 128
@@ -204,7 +212,9 @@ STOPWORDS = frozenset(
 )
 
 _FRAME_PYTHON = re.compile(r'File "([^"\n]{1,400})", line (\d{1,7})')
-_FRAME_GENERIC = re.compile(r"([\w./\\-]{1,300}\.[A-Za-z]{1,5}):(\d{1,7})(?::\d+)?")
+# A frame's path starts where a run of path characters starts: tried from every character of a long
+# run instead, the bounded repeat made a 1 MB task of dotted words take seconds.
+_FRAME_GENERIC = re.compile(r"(?<![\w./\\-])([\w./\\-]{1,300}\.[A-Za-z]{1,5}):(\d{1,7})(?::\d+)?")
 _SOURCE_SUFFIXES = "py|pyi|js|jsx|mjs|ts|tsx|go|rs|java|c|h|cc|cpp|hpp|cs|rb|php|kt|scala|sh|lua"
 _FILE_PATH = re.compile(rf"(?<![\w/.])((?:[\w.-]+/)*[\w-]+\.(?:{_SOURCE_SUFFIXES}))\b")
 _DOTTED = re.compile(r"\b([A-Za-z_]\w*(?:\.[A-Za-z_]\w*)+)\b")
@@ -240,6 +250,35 @@ class ParsedTask:
     # Words that only ever appeared as plain prose (never in a name, code or a path): the ones an
     # inflection of ("registering") may stand for another form in the code ("register").
     prose: frozenset[str] = field(default_factory=frozenset)
+
+
+@dataclass(frozen=True)
+class BoundedTask:
+    """A task as the pipeline takes it: the text it reads, the text the pack echoes back, and the
+    warning that says what was left out (None when the task is read whole)."""
+
+    text: str
+    description: str
+    warning: Warning | None = None
+
+
+def bound_task(task: str) -> BoundedTask:
+    """The task within ``MAX_TASK_CHARS``: whole if it fits, else its first and last halves of that."""
+    if len(task) <= MAX_TASK_CHARS:
+        return BoundedTask(task, task)
+    half = MAX_TASK_CHARS // 2
+    read = f"{half:,} characters"
+    return BoundedTask(
+        text=f"{task[:half]}\n…\n{task[-half:]}",
+        description=(
+            f"{task[:ECHOED_TASK_CHARS]} … [the task is {len(task):,} characters long; this is its start]"
+        ),
+        warning=Warning(
+            "task-truncated",
+            f"the task is {len(task):,} characters long and at most {MAX_TASK_CHARS:,} are read: its first"
+            f" {read} and its last {read}; the names and the rarest words of those are searched",
+        ),
+    )
 
 
 def _looks_like_identifier(word: str) -> bool:
@@ -295,18 +334,20 @@ def parse_task(text: str) -> ParsedTask:
         name for name in _DOTTED.findall(text) if not _FILE_PATH.fullmatch(name) and not name[0].isdigit()
     )
     identifiers: list[str] = []
-    for word in _IDENTIFIER.findall(text):
+    # Each distinct word once, in the order of its first use: a word seen again adds nothing, and a
+    # long task repeats its words thousands of times.
+    for word in dict.fromkeys(_IDENTIFIER.findall(text)):
         if _looks_like_identifier(word):
             identifiers.append(word)
             add_identifier(word, IDENTIFIER_WEIGHT)
         else:
             add(word, 1)
             prose.add(word.lower())
-    for word in _IDENTIFIER.findall(code_text):
+    for word in dict.fromkeys(_IDENTIFIER.findall(code_text)):
         identifiers.append(word)
         add_identifier(word, CODE_SPAN_WEIGHT)
     for name in dotted:
-        for component in name.split("."):
+        for component in dict.fromkeys(name.split(".")):
             identifiers.append(component)
             add_identifier(component, DOTTED_NAME_WEIGHT)
     for path in file_paths:

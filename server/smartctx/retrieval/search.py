@@ -39,6 +39,9 @@ class SearchResult:
     framed: frozenset[int]
     mentioned_files: frozenset[str]
     nodes: dict[int, NodeRow]
+    # Names the task uses that no definition bears but one folded into an ancestor does (nested too
+    # deep to be indexed on its own): (name, line, the node whose text holds it).
+    folded: tuple[tuple[str, int, NodeRow], ...] = ()
 
 
 def search(snapshot: IndexSnapshot, task: ParsedTask, candidate_limit: int) -> SearchResult:
@@ -73,11 +76,8 @@ def search(snapshot: IndexSnapshot, task: ParsedTask, candidate_limit: int) -> S
     dotted_matches: set[int] = set()
     # Only the names with few definitions are loaded: the others name nothing in particular.
     plain = [identifier for identifier in task.identifiers if identifier.lower() not in terms.common_words]
-    few = [
-        name
-        for name, count in snapshot.definition_counts(plain).items()
-        if count <= MAX_DEFINITIONS_PER_NAMED
-    ]
+    counts = snapshot.definition_counts(plain)
+    few = [name for name, count in counts.items() if count <= MAX_DEFINITIONS_PER_NAMED]
     by_name = snapshot.nodes_with_names(few)
     for identifier in plain:
         definitions = [n for n in by_name.get(identifier, []) if n.kind is not SymbolKind.MODULE]
@@ -93,6 +93,14 @@ def search(snapshot: IndexSnapshot, task: ParsedTask, candidate_limit: int) -> S
             named.update(n.id for n in definitions)
             dotted_matches.update(n.id for n in definitions)
             nodes.update((n.id, n) for n in definitions)
+
+    # A name no definition bears may be one folded into its ancestor: that ancestor is what the task
+    # names, as if by its own name.
+    folded = tuple(snapshot.folded_named(name for name in plain if name not in counts))
+    for _, _, holder in folded:
+        nodes[holder.id] = holder
+        if holder.kind is not SymbolKind.MODULE:
+            named.add(holder.id)
 
     mentioned: set[str] = set()
     for path in task.file_paths:
@@ -113,6 +121,7 @@ def search(snapshot: IndexSnapshot, task: ParsedTask, candidate_limit: int) -> S
         frozenset(framed),
         frozenset(mentioned),
         nodes,
+        folded,
     )
 
 

@@ -22,6 +22,8 @@ NodeRow = tuple[str, str, str, int, int, str, str, str, str, str, str, str, str,
 RefRow = tuple[str, str, str, str, int]
 # (search name, search qualified name, search signature, search doc, search body)
 NodeWords = tuple[str, str, str, str, str]
+# A folded definition: (name, line, qualified name of the kept ancestor holding it or "" for the module)
+FoldedRow = tuple[str, int, str]
 
 # Search words are identifier words joined by single spaces (core/identifiers.py), so a tab and a
 # newline can never occur in them and serve to pack them. Level 1 compresses django's 26 MB of words
@@ -40,6 +42,7 @@ class FileRows:
     # pack_search_words(path_words, the search columns of ``nodes``): what the writer keeps, and
     # what the lexical index (lexical.py) is built from again without parsing.
     packed_words: bytes
+    folded: tuple[FoldedRow, ...] = ()
 
 
 def file_rows(indexed: IndexedFile) -> FileRows:
@@ -70,7 +73,8 @@ def file_rows(indexed: IndexedFile) -> FileRows:
     )
     path_words = search_words(indexed.entry.path)
     packed = pack_search_words(path_words, [node[9:14] for node in nodes])
-    return FileRows(indexed.entry, path_words, nodes, refs, packed)
+    folded = tuple((fold.name, fold.line, fold.holder or "") for fold in indexed.folded)
+    return FileRows(indexed.entry, path_words, nodes, refs, packed, folded)
 
 
 def pack_search_words(path_words: str, nodes: Sequence[Sequence[str]]) -> bytes:

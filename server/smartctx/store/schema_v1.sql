@@ -71,6 +71,18 @@ CREATE INDEX edges_src ON edges(src_id);
 CREATE INDEX edges_dst ON edges(dst_id);
 CREATE INDEX edges_ref ON edges(ref_id) WHERE ref_id IS NOT NULL;
 
+-- Definitions nested too deep (or named too long) to be nodes of their own (parsing/extract.py folds
+-- them): each one's name and line with the kept node whose text holds it, so that the index report
+-- can count them and a task that names one can be told where it is.
+CREATE TABLE folded (
+    file_id INTEGER NOT NULL REFERENCES files(id),
+    holder_id INTEGER NOT NULL REFERENCES nodes(id),
+    name TEXT NOT NULL,
+    line INTEGER NOT NULL
+) STRICT;
+CREATE INDEX folded_file ON folded(file_id);
+CREATE INDEX folded_name ON folded(name);
+
 -- Graph scores, recomputed after a batch. A node without a row scores zero until the next recompute.
 CREATE TABLE scores (
     node_id INTEGER PRIMARY KEY,

@@ -118,6 +118,8 @@ class IndexStats:
     files_with_errors: int
     pending_references: int
     scores_dirty: bool
+    # Definitions folded into an ancestor, nested too deep (or named too long) to be nodes.
+    folded_definitions: int = 0
 
 
 _NODE_COLUMNS = (
@@ -367,6 +369,7 @@ class IndexSnapshot:
                 " WHERE key = 'refs_resolved_below'), r.id + 1)"
             ),
             scores_dirty=self.meta("scores_dirty") == "1",
+            folded_definitions=count("SELECT count(*) FROM folded"),
         )
 
     def stats_files(self) -> int:
@@ -738,6 +741,33 @@ class IndexSnapshot:
                 " JOIN nodes s ON s.id = e.src_id JOIN files sf ON sf.id = s.file_id"
                 " JOIN nodes d ON d.id = e.dst_id JOIN files df ON df.id = d.file_id"
                 " ORDER BY 1, 2, 3, 4, 5, 6"
+            )
+        ]
+
+    def folded_named(self, names: Iterable[str]) -> list[tuple[str, int, NodeRow]]:
+        """Definitions folded into an ancestor that bear one of ``names``: (name, line, the node
+        whose text holds it), by path and line."""
+        wanted = sorted(set(names))
+        if not wanted:
+            return []
+        marks = ",".join("?" * len(wanted))
+        return [
+            (str(row[-2]), int(row[-1]), _node(row[:-2]))
+            for row in self._db.execute(
+                f"SELECT {_NODE_COLUMNS}, d.name, d.line FROM folded d JOIN nodes n ON n.id = d.holder_id"
+                " JOIN files f ON f.id = n.file_id LEFT JOIN scores s ON s.node_id = n.id"
+                f" WHERE d.name IN ({marks}) ORDER BY f.path, d.line, d.name",
+                wanted,
+            )
+        ]
+
+    def all_folded(self) -> list[tuple[str, str, int, str]]:
+        """Every folded definition as (path, name, line, holder's qualified name@line), in order."""
+        return [
+            (path, name, int(line), holder)
+            for path, name, line, holder in self._db.execute(
+                "SELECT f.path, d.name, d.line, n.qualified_name || '@' || n.start_line FROM folded d"
+                " JOIN files f ON f.id = d.file_id JOIN nodes n ON n.id = d.holder_id ORDER BY 1, 3, 2, 4"
             )
         ]
 

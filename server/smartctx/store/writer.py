@@ -192,6 +192,8 @@ class Batch:
         ref_rows: list[tuple[object, ...]] = []
         ref_lines: list[tuple[int, int]] = []
         refs_gone: list[tuple[int]] = []
+        folded_rows: list[tuple[int, int, str, int]] = []
+        folded_gone: list[tuple[int]] = []
         contains = RefKind.CONTAINS.value
         for rows in files:
             entry = rows.entry
@@ -250,6 +252,12 @@ class Batch:
                 (ids_by_name.get(source, module_id) if source else module_id, kind, name, key, line)
                 for source, kind, name, key, line in rows.refs
             ]
+            if existing is not None:
+                folded_gone.append((file_id,))
+            folded_rows.extend(
+                (file_id, ids_by_name.get(holder, module_id) if holder else module_id, name, line)
+                for name, line, holder in rows.folded
+            )
             # A file whose references were still to resolve (an interrupted batch) resolves them all.
             if existing is not None and not existing[1] and _imports(previous.refs) == _imports(refs):
                 kept_lines, removed, refs = _refs_difference(previous.refs, refs)
@@ -313,6 +321,8 @@ class Batch:
             "INSERT INTO refs(id, file_id, source_id, kind, name, key, line) VALUES (?, ?, ?, ?, ?, ?, ?)",
             ref_rows,
         )
+        db.executemany("DELETE FROM folded WHERE file_id = ?", folded_gone)
+        db.executemany("INSERT INTO folded(file_id, holder_id, name, line) VALUES (?, ?, ?, ?)", folded_rows)
 
     def _previous_state(self, file_id: int) -> _Previous:
         db = self._db
@@ -404,6 +414,7 @@ class Batch:
         self._edges_dropped = self._edges_dropped or dropped.rowcount > 0
         db.execute("DELETE FROM edges WHERE src_id IN (SELECT id FROM nodes WHERE file_id = ?)", (file_id,))
         db.execute("DELETE FROM refs WHERE file_id = ?", (file_id,))
+        db.execute("DELETE FROM folded WHERE file_id = ?", (file_id,))
         db.execute("DELETE FROM nodes WHERE file_id = ?", (file_id,))
         db.execute("DELETE FROM files WHERE id = ?", (file_id,))
 
