@@ -45,6 +45,8 @@ from swebench_repos import short_name
 from swebench_scoring import Gold, GoldRanks
 
 HITS = ("file_hit", "function_hit", "body_hit")
+# How many of a pack's first files --worst shows, to say what ranked above the gold.
+FIRST_FILES_SHOWN = 3
 
 
 class GitCommitSources:
@@ -129,8 +131,38 @@ def replay(args: argparse.Namespace) -> list[dict[str, Any]]:
     return out
 
 
+def worst_ranked(rows: Sequence[dict[str, Any]], system: str, count: int) -> list[dict[str, Any]]:
+    """The ``count`` rows whose best gold file ranks lowest in ``system``'s pack: packs without any
+    gold file first (in ``rows``' order), then by falling rank."""
+
+    def lowness(row: dict[str, Any]) -> tuple[bool, int]:
+        rank = row["results"][system]["file_rank"]
+        return rank is not None, -(rank or 0)
+
+    return sorted(rows, key=lowness)[:count]
+
+
+def pack_files(result: dict[str, Any]) -> list[str]:
+    """The files of a pack in rank order (bodies, summaries, file map), each once."""
+    ids = [*result["bodies"], *result["summaries"]]
+    return list(dict.fromkeys([*(name.split("::", 1)[0] for name in ids), *result["file_map"]]))
+
+
+def print_worst(rows: Sequence[dict[str, Any]], system: str, count: int) -> None:
+    print(f"\n{_label(system)}: the {count} tasks whose gold file ranks lowest (file rank, function rank)")
+    for row in worst_ranked(rows, system, count):
+        result = row["results"][system]
+        _, file_rank, function_rank = _changes(result)
+        first = ", ".join(pack_files(result)[:FIRST_FILES_SHOWN])
+        print(f"  {row['instance_id']:<34} file {file_rank:>3}  function {function_rank:>3}  first: {first}")
+
+
 def report(
-    rows: Sequence[dict[str, Any]], budgets: Sequence[int], against: Path | None, markdown: bool = False
+    rows: Sequence[dict[str, Any]],
+    budgets: Sequence[int],
+    against: Path | None,
+    markdown: bool = False,
+    worst: int = 0,
 ) -> None:
     names = [f"smartctx@{budget}" for budget in budgets]
     summary = {
@@ -151,6 +183,8 @@ def report(
                 continue  # one language: its row is the "all" row of the repositories' table
             print(f"\n{_label(name)} per {field}: where the gold first appears (Acc@k, MRR) and hits")
             print(rank_table(groups, budget, field, markdown))
+    if worst:
+        print_worst(rows, names[0], worst)
     if against is None:
         return
     before = {row["instance_id"]: row for row in json.loads(against.read_text(encoding="utf-8"))["instances"]}
@@ -196,6 +230,12 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     parser.add_argument(
         "--markdown", action="store_true", help="print the rank tables as Markdown, for bench/RESULTS.md"
     )
+    parser.add_argument(
+        "--worst",
+        type=int,
+        default=0,
+        help="list the N tasks whose gold file ranks lowest at the first budget, with the pack's first files",
+    )
     return parser.parse_args(argv)
 
 
@@ -208,7 +248,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 2
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(json.dumps({"budgets": list(args.budgets), "instances": rows}, indent=1) + "\n")
-    report(rows, args.budgets, args.against, args.markdown)
+    report(rows, args.budgets, args.against, args.markdown, args.worst)
     print(f"\n{time.perf_counter() - started:.0f} s for {len(rows)} instance(s); rows: {args.out}")
     return 0
 
