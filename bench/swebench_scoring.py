@@ -20,7 +20,11 @@ Two kinds of figure:
   first k or, when it has more gold items than k, when the first k are all gold. With one gold item
   (every SWE-bench Lite task has one gold file) that is the item's rank <= k; with gold files ranked 1
   and 4, Acc@1 and Acc@5 count and Acc@3 does not. SweRank's own ``topk_accuracy`` drops the "more
-  than k" clause (two gold files never count at k = 1); the two differ only there.
+  than k" clause (two gold files never count at k = 1); the two differ only there. Acc@1 is always
+  "the first item is gold"; past k = 1, a task with several gold items can count at k = 1 and not at
+  k = 3 (gold ranked 1 and 4), so Acc@k need not grow with k on a set with several gold items per
+  task (the commit dev set). **Any@k** is the lenient reading beside it: the best-ranked gold item
+  among the first k (equal to Acc@k for one gold item, and at k = 1).
   **MRR** is the mean over tasks of 1 / the rank of the best-ranked gold item (0 when none is in the
   pack), the usual first-relevant-result definition. A task with no gold item at a level (every
   changed file a test) is left out of that level's Acc@k and MRR, as LocAgent leaves it out.
@@ -126,6 +130,10 @@ class GoldRanks:
     def best(self) -> int | None:
         """The rank of the best-ranked gold item (the one MRR counts), or None when none is packed."""
         return min((rank for rank in self.positions if rank is not None), default=None)
+
+    def any_within(self, k: int) -> bool:
+        """Any@k's rule: the best-ranked gold item among the first ``k``."""
+        return self.best is not None and self.best <= k
 
     def within(self, k: int) -> bool:
         """Acc@k's rule (LocAgent's): every gold item among the first ``k`` or, with more gold items
@@ -233,10 +241,12 @@ def score_pack(items: Sequence[PackItem], gold: Gold, file_map: Sequence[str] = 
     )
 
 
-def accuracy_at(ranks: Iterable[GoldRanks], k: int) -> float:
-    """Acc@k over tasks (``GoldRanks.within``), tasks without gold at this level left out; NaN for none."""
+def accuracy_at(ranks: Iterable[GoldRanks], k: int, *, any_gold: bool = False) -> float:
+    """Acc@k over tasks (``GoldRanks.within``), or Any@k with ``any_gold`` (``GoldRanks.any_within``),
+    tasks without gold at this level left out; NaN for none."""
     counted = [task for task in ranks if task.positions]
-    return sum(task.within(k) for task in counted) / len(counted) if counted else math.nan
+    hits = [task.any_within(k) if any_gold else task.within(k) for task in counted]
+    return sum(hits) / len(hits) if hits else math.nan
 
 
 def mean_reciprocal_rank(ranks: Iterable[GoldRanks]) -> float:
@@ -249,12 +259,14 @@ def mean_reciprocal_rank(ranks: Iterable[GoldRanks]) -> float:
 
 def rank_figures(files: Sequence[GoldRanks], functions: Sequence[GoldRanks]) -> dict[str, float]:
     """The rank metrics of a set of packs, one ``GoldRanks`` per pack and level: file Acc@k and MRR,
-    function Acc@k and MRR."""
+    function Acc@k and MRR, then Any@k of both levels."""
     return {
         **{f"file_acc@{k}": accuracy_at(files, k) for k in FILE_ACC_KS},
         "file_mrr": mean_reciprocal_rank(files),
         **{f"function_acc@{k}": accuracy_at(functions, k) for k in FUNCTION_ACC_KS},
         "function_mrr": mean_reciprocal_rank(functions),
+        **{f"file_any@{k}": accuracy_at(files, k, any_gold=True) for k in FILE_ACC_KS},
+        **{f"function_any@{k}": accuracy_at(functions, k, any_gold=True) for k in FUNCTION_ACC_KS},
     }
 
 

@@ -316,4 +316,13 @@ def test_acc_and_mrr_over_tasks(scoring: ModuleType) -> None:
         "file_mrr",
         *(f"function_acc@{k}" for k in scoring.FUNCTION_ACC_KS),
         "function_mrr",
+        *(f"file_any@{k}" for k in scoring.FILE_ACC_KS),
+        *(f"function_any@{k}" for k in scoring.FUNCTION_ACC_KS),
     ]
+
+
+def test_any_at_k_counts_the_best_ranked_gold_item(scoring: ModuleType) -> None:
+    # Gold ranked 1 and 4: Acc@3 wants both in the first three, Any@3 the better one.
+    tasks = [scoring.GoldRanks((1, 4)), scoring.GoldRanks((5, None)), scoring.GoldRanks((None,))]
+    assert [scoring.accuracy_at(tasks, k) for k in (1, 3, 5)] == [1 / 3, 0.0, 1 / 3]
+    assert [scoring.accuracy_at(tasks, k, any_gold=True) for k in (1, 3, 5)] == [1 / 3, 1 / 3, 2 / 3]
