@@ -5,7 +5,8 @@ why): the message is the task, what the commit changed in its parent is the gold
 the SWE-bench machinery unchanged (``swebench.py``): one work tree per repository, ``git checkout``
 of each task's parent and an incremental index update, then smartctx, baseline (a) (whole files by
 BM25) and baseline (b) (the seed recipe) at each budget, scored by ``swebench_scoring.py``. The
-report is per language, with plain BM25's top-10 files as the figure to beat.
+report is per language, with plain BM25's top-10 files as the figure to beat, then where the gold
+first appears in smartctx's packs (file and function Acc@k, MRR) per language and per repository.
 
     .venv/bin/python bench/commits.py extract                 # writes bench/out/commit_tasks.jsonl
     .venv/bin/python bench/commits.py run --repo fd,sinatra   # a slice while iterating
@@ -34,12 +35,15 @@ from commit_tasks import (
 )
 from parser_coverage import print_coverage, repo_coverage
 from swebench import (
+    ALL,
     DEFAULT_BUDGETS,
     Bench,
     _budgets,
     _cell,
     _label,
     format_table,
+    grouped,
+    rank_table,
     summarise,
 )
 from swebench_repos import mirror_path, short_name
@@ -52,7 +56,6 @@ LANGUAGE_ORDER = tuple(dict.fromkeys(repo.language for repo in DEV_REPOS))
 LANGUAGE_OF_REPO = {repo.name: repo.language for repo in DEV_REPOS}
 # The issue's comparison target: the gold file among plain BM25's first ten whole files.
 BM25_TOP_K = 10
-ALL = "all"
 
 
 class CommitBench(Bench):
@@ -137,6 +140,10 @@ def print_report(bench: CommitBench) -> None:
             )
         baseline_rows.append(cells)
     print(format_table(baseline_header, baseline_rows))
+    for budget in bench.budgets:
+        for field in ("language", "repo"):
+            print(f"\nsmartctx at {budget // 1000}k per {field}: where the gold first appears, and hits")
+            print(rank_table(grouped(bench.rows, field, f"smartctx@{budget}"), budget, field))
     overall = figures.get(ALL, {}).get("systems", {})
     latency = [
         f"{_label(name)} p50 {result['latency_ms_p50']:.0f} / p95 {result['latency_ms_p95']:.0f} ms"

@@ -4,8 +4,9 @@ For each instance, in repository then base-commit-date order, the repository's o
 switched to the base commit (as a user's branch switch would), its persistent index is brought up
 to date with ``Indexer.reconcile``, and each system packs context for the problem statement at each
 budget. The packs are scored against the merged fix (file, function and body hit, changed-line
-coverage; test files never count as gold; see ``swebench_scoring.py``). Prints one table and writes
-per-instance rows as JSON.
+coverage; test files never count as gold) and where the gold first appears in each pack (file and
+function Acc@k and MRR; ``swebench_scoring.py`` defines them). Prints the table of every system, the
+rank figures of smartctx per repository, and writes per-instance rows as JSON.
 
     .venv/bin/python bench/swebench.py --subset stratified --repo flask,requests
     .venv/bin/python bench/swebench.py --subset all            # the figures to report
@@ -24,7 +25,7 @@ import sqlite3
 import sys
 import time
 import traceback
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import asdict, dataclass, replace
 from datetime import datetime
 from itertools import groupby
@@ -48,11 +49,13 @@ from swebench_repos import RepositoryError, checkout, prepare_work_tree, short_n
 from swebench_scoring import (
     MODULE_NAME,
     Gold,
+    GoldRanks,
     PackItem,
     first_gold_rank,
     is_test_path,
     mean,
     percentile,
+    rank_figures,
     score_pack,
     share_within,
 )
@@ -65,8 +68,8 @@ STRATIFIED_STEP = 5
 # Candidates kept per instance with --dump-ranking: every ranked item a default pack could use.
 RANKING_DUMP_SIZE = 200
 SYSTEMS = ("smartctx", "baseline-a", "baseline-b")
-# How a file-map line is named among a pack's items: no definition is ever called this.
-FILE_MAP_NAME = "<file map>"
+# SWE-bench Lite's twelve projects are all Python; a commit task names its own language.
+DEFAULT_LANGUAGE = "python"
 # smartctx with includePRs, the cutoff at the instance's base_commit_date (--history).
 HISTORY_SYSTEM = "smartctx+history"
 ACC_KS = (1, 3, 5, 10, 20)
@@ -97,6 +100,10 @@ class Result:
     # pack), never for function or body hit. This is file hit from bodies and summaries alone.
     file_hit_without_map: bool | None = None
     file_map: tuple[str, ...] = ()
+    # Each gold file's and gold function's rank in the pack (``swebench_scoring.GoldRanks``), None
+    # where the pack lacks it.
+    file_ranks: tuple[int | None, ...] = ()
+    function_ranks: tuple[int | None, ...] = ()
 
 
 def _scored(
@@ -105,8 +112,9 @@ def _scored(
     tokens: int,
     latency_ms: float,
     stages_ms: dict[str, float] | None = None,
+    file_map: Sequence[str] = (),
 ) -> Result:
-    score = score_pack(items, gold)
+    score = score_pack(items, gold, file_map)
     return Result(
         file_hit=score.file_hit,
         function_hit=score.function_hit,
@@ -119,6 +127,9 @@ def _scored(
         stages_ms=stages_ms or {},
         bodies=[item.function_id for item in items if item.body],
         summaries=[item.function_id for item in items if not item.body],
+        file_map=tuple(file_map),
+        file_ranks=score.file_ranks.positions,
+        function_ranks=score.function_ranks.positions,
     )
 
 
@@ -148,16 +159,11 @@ def run_smartctx(
         PackItem(s.file_path, _scoring_name(s.kind, s.qualified_name), s.start_line, s.end_line, body=False)
         for s in pack.summaries
     ]
-    mapped = [PackItem(entry.file_path, FILE_MAP_NAME, 1, 1, body=False) for entry in pack.file_map]
+    file_map = [entry.file_path for entry in pack.file_map]
     # The pack's text is counted again here, so a pack that misreports its own size shows up as
     # "tokens_reported" differing from "tokens" (and "over budget" is judged on the recount).
-    result = _scored(items + mapped, gold, counter.count(pack.text), latency_ms, dict(pack.timings_ms))
-    result = replace(
-        result,
-        file_hit_without_map=score_pack(items, gold).file_hit,
-        file_map=tuple(entry.file_path for entry in pack.file_map),
-        summaries=result.summaries[: len(pack.summaries)],
-    )
+    result = _scored(items, gold, counter.count(pack.text), latency_ms, dict(pack.timings_ms), file_map)
+    result = replace(result, file_hit_without_map=score_pack(items, gold).file_hit)
     changes = [change for body in pack.bodies for change in body.recent_prs]
     limit = options.cutoff_time()
     late = sum(1 for change in changes if limit is not None and datetime.fromisoformat(change.date) > limit)
@@ -337,6 +343,7 @@ class Bench:
         row = {
             "instance_id": instance["instance_id"],
             "repo": instance["repo"],
+            "language": instance.get("language", DEFAULT_LANGUAGE),
             "base_commit": instance["base_commit"],
             "checkout_s": checkout_s,
             "index_s": report.seconds,
@@ -475,7 +482,10 @@ def summarise(results: Sequence[dict[str, Any]], budget: int) -> dict[str, Any]:
         "recent_prs": mean([float(result.get("recent_prs", 0)) for result in results]),
         "after_cutoff": sum(int(result.get("after_cutoff", 0)) for result in results),
         "over_budget": mean([float(result["tokens"] > budget) for result in results]),
-        **{f"file_acc@{k}": share_within([result["file_rank"] for result in results], k) for k in (1, 3, 5)},
+        **rank_figures(
+            [GoldRanks(tuple(result["file_ranks"])) for result in results],
+            [GoldRanks(tuple(result["function_ranks"])) for result in results],
+        ),
         "latency_ms_p50": percentile([result["latency_ms"] for result in results], 50),
         "latency_ms_p95": percentile([result["latency_ms"] for result in results], 95),
         "stages_ms": {
@@ -503,6 +513,56 @@ TABLE_COLUMNS = (
     ("p50 ms", "latency_ms_p50", "{:,.0f}"),
     ("p95 ms", "latency_ms_p95", "{:,.0f}"),
 )
+
+
+# The rank figures of issue #23 and the in-pack hits beside them, one row per group of packs.
+RANK_COLUMNS = (
+    ("file@1", "file_acc@1", "{:.1%}"),
+    ("file@3", "file_acc@3", "{:.1%}"),
+    ("file@5", "file_acc@5", "{:.1%}"),
+    ("file@10", "file_acc@10", "{:.1%}"),
+    ("file MRR", "file_mrr", "{:.3f}"),
+    ("func@1", "function_acc@1", "{:.1%}"),
+    ("func@5", "function_acc@5", "{:.1%}"),
+    ("func@10", "function_acc@10", "{:.1%}"),
+    ("func MRR", "function_mrr", "{:.3f}"),
+    # The lenient reading at the issue's other two cut-offs (Acc@1 is Any@1).
+    ("file any@5", "file_any@5", "{:.1%}"),
+    ("func any@10", "function_any@10", "{:.1%}"),
+    ("file hit", "file_hit", "{:.1%}"),
+    ("func hit", "function_hit", "{:.1%}"),
+    ("body hit", "body_hit", "{:.1%}"),
+    ("line cov", "line_coverage", "{:.1%}"),
+)
+# The group of every row in a rank table.
+ALL = "all"
+
+
+def grouped(rows: Sequence[dict[str, Any]], field: str, system: str) -> dict[str, list[dict[str, Any]]]:
+    """The results of ``system`` (``smartctx@8000``) by the value of each row's ``field`` (``repo``,
+    ``language``), groups in first-seen order, then ``ALL``."""
+    groups: dict[str, list[dict[str, Any]]] = {}
+    for row in rows:
+        groups.setdefault(str(row[field]), []).append(row["results"][system])
+    return {**groups, ALL: [row["results"][system] for row in rows]}
+
+
+def rank_table(
+    groups: Mapping[str, Sequence[dict[str, Any]]], budget: int, title: str, markdown: bool = False
+) -> str:
+    """One row per group of results at ``budget``: the rank figures and the in-pack hits."""
+    rows = [
+        [name, str(len(results)), *(_cell(t, summarise(results, budget)[key]) for _, key, t in RANK_COLUMNS)]
+        for name, results in groups.items()
+    ]
+    header = [title, "n", *(column for column, _, _ in RANK_COLUMNS)]
+    return markdown_table(header, rows) if markdown else format_table(header, rows)
+
+
+def markdown_table(header: Sequence[str], rows: Sequence[Sequence[str]]) -> str:
+    """A table as GitHub Markdown, for bench/RESULTS.md."""
+    lines = [header, ["---"] * len(header), *rows]
+    return "\n".join("| " + " | ".join(line) + " |" for line in lines)
 
 
 def format_table(header: Sequence[str], rows: Sequence[Sequence[str]]) -> str:
@@ -539,6 +599,15 @@ def print_report(bench: Bench) -> None:
     for name, figures in summary.items():
         if figures["errors"]:
             print(f"{_label(name)}: {figures['errors']} pipeline error(s), scored as misses (see the JSON)")
+    smallest = min(bench.budgets)
+    print(f"\nWhere the gold first appears in the pack at {smallest // 1000}k, every system (Acc@k, MRR)")
+    systems = {
+        system: [row["results"][f"{system}@{smallest}"] for row in bench.rows] for system in bench.systems
+    }
+    print(rank_table(systems, smallest, "system"))
+    for budget in bench.budgets:
+        print(f"\nsmartctx at {budget // 1000}k, per repository")
+        print(rank_table(grouped(bench.rows, "repo", f"smartctx@{budget}"), budget, "repo"))
     ranks = {
         "all files": [row["bm25_file_rank"]["all"] for row in bench.rows],
         "test files not ranked": [row["bm25_file_rank"]["non_test"] for row in bench.rows],

@@ -3,9 +3,10 @@
 No checkout and no indexing: each instance's index copy is opened read-only, and packed code is read
 from git objects at the instance's base commit, so a ranking change (search and term handling
 included, which ``--dump-ranking`` replays cannot show) is measured on the stratified 60 in a few
-minutes instead of a quarter of an hour. Prints the table of ``swebench.py`` for smartctx, the hit
-rates per repository, and, given ``--against`` (an earlier replay's JSON), the instances whose
-file, function or body hit changed.
+minutes instead of a quarter of an hour. Prints the table of ``swebench.py`` for smartctx, the rank
+figures (file and function Acc@k, MRR) and hits per repository and per language, and, given
+``--against`` (an earlier replay's JSON), the instances whose file, function or body hit or file
+rank changed. The commit dev set replays the same way, its task file as ``--data``.
 
     PYTHONPATH=server .venv/bin/python bench/swebench_replay.py --indexes /work/benchrepos/rank-snap \\
         --repos-dir /work/benchrepos/rank-swe --out /tmp/replay.json
@@ -18,7 +19,6 @@ import json
 import subprocess
 import sys
 import time
-from collections import defaultdict
 from collections.abc import Sequence
 from dataclasses import asdict, replace
 from pathlib import Path
@@ -29,19 +29,24 @@ from smartctx.store.snapshot import IndexSnapshot
 from swebench import (
     DEFAULT_BUDGETS,
     DEFAULT_DATA,
+    DEFAULT_LANGUAGE,
     TABLE_COLUMNS,
     _budgets,
     _cell,
     _label,
     format_table,
     gold_spans,
+    grouped,
+    rank_table,
     run_smartctx_or_miss,
     summarise,
 )
 from swebench_repos import short_name
-from swebench_scoring import Gold
+from swebench_scoring import Gold, GoldRanks
 
 HITS = ("file_hit", "function_hit", "body_hit")
+# How many of a pack's first files --worst shows, to say what ranked above the gold.
+FIRST_FILES_SHOWN = 3
 
 
 class GitCommitSources:
@@ -109,15 +114,56 @@ def replay(args: argparse.Namespace) -> list[dict[str, Any]]:
                 result = run_smartctx_or_miss(task, snapshot, sources, budget, counter, gold)
                 results[f"smartctx@{budget}"] = asdict(result)
         sources.close()
-        row = {"instance_id": instance["instance_id"], "repo": instance["repo"], "results": results}
+        row = {
+            "instance_id": instance["instance_id"],
+            "repo": instance["repo"],
+            "language": instance.get("language", DEFAULT_LANGUAGE),
+            "results": results,
+        }
         out.append(row)
         first = results[f"smartctx@{min(args.budgets)}"]
         marks = "".join(m if first[f] else "." for m, f in zip("FfB", HITS, strict=True))
-        print(f"{instance['instance_id']:<34} {marks} {first['tokens']:>6} tokens", flush=True)
+        print(
+            f"{instance['instance_id']:<34} {marks} file rank {first['file_rank'] or '-':>3}"
+            f" {first['tokens']:>6} tokens",
+            flush=True,
+        )
     return out
 
 
-def report(rows: Sequence[dict[str, Any]], budgets: Sequence[int], against: Path | None) -> None:
+def worst_ranked(rows: Sequence[dict[str, Any]], system: str, count: int) -> list[dict[str, Any]]:
+    """The ``count`` rows whose best gold file ranks lowest in ``system``'s pack: packs without any
+    gold file first (in ``rows``' order), then by falling rank."""
+
+    def lowness(row: dict[str, Any]) -> tuple[bool, int]:
+        rank = row["results"][system]["file_rank"]
+        return rank is not None, -(rank or 0)
+
+    return sorted(rows, key=lowness)[:count]
+
+
+def pack_files(result: dict[str, Any]) -> list[str]:
+    """The files of a pack in rank order (bodies, summaries, file map), each once."""
+    ids = [*result["bodies"], *result["summaries"]]
+    return list(dict.fromkeys([*(name.split("::", 1)[0] for name in ids), *result["file_map"]]))
+
+
+def print_worst(rows: Sequence[dict[str, Any]], system: str, count: int) -> None:
+    print(f"\n{_label(system)}: the {count} tasks whose gold file ranks lowest (file rank, function rank)")
+    for row in worst_ranked(rows, system, count):
+        result = row["results"][system]
+        _, file_rank, function_rank = _changes(result)
+        first = ", ".join(pack_files(result)[:FIRST_FILES_SHOWN])
+        print(f"  {row['instance_id']:<34} file {file_rank:>3}  function {function_rank:>3}  first: {first}")
+
+
+def report(
+    rows: Sequence[dict[str, Any]],
+    budgets: Sequence[int],
+    against: Path | None,
+    markdown: bool = False,
+    worst: int = 0,
+) -> None:
     names = [f"smartctx@{budget}" for budget in budgets]
     summary = {
         name: summarise([row["results"][name] for row in rows], int(name.split("@")[1])) for name in names
@@ -129,43 +175,45 @@ def report(rows: Sequence[dict[str, Any]], budgets: Sequence[int], against: Path
     ]
     print(f"\nreplay of {len(rows)} instance(s)")
     print(format_table(["system", "n", *(title for title, _, _ in TABLE_COLUMNS)], table))
-    print(f"\nper repository at {budgets[0] // 1000}k: file / function / body hit, file hit without the map")
-    by_repo: dict[str, list[dict[str, Any]]] = defaultdict(list)
-    for row in rows:
-        by_repo[short_name(row["repo"])].append(row["results"][names[0]])
-    print(
-        format_table(
-            ["repo", "n", "file", "func", "body", "file w/o map"],
-            [
-                [
-                    repo,
-                    str(len(results)),
-                    *(f"{sum(r[field] for r in results) / len(results):.0%}" for field in HITS),
-                    f"{sum(_without_map(r) for r in results) / len(results):.0%}",
-                ]
-                for repo, results in sorted(by_repo.items())
-            ],
-        )
-    )
+    for name in names:
+        budget = int(name.split("@")[1])
+        for field in ("repo", "language"):
+            groups = grouped(rows, field, name)
+            if field == "language" and len(groups) <= 2:
+                continue  # one language: its row is the "all" row of the repositories' table
+            print(f"\n{_label(name)} per {field}: where the gold first appears (Acc@k, MRR) and hits")
+            print(rank_table(groups, budget, field, markdown))
+    if worst:
+        print_worst(rows, names[0], worst)
     if against is None:
         return
     before = {row["instance_id"]: row for row in json.loads(against.read_text(encoding="utf-8"))["instances"]}
-    print(f"\nchanged against {against} at {budgets[0] // 1000}k (before -> after, F f B)")
+    print(
+        f"\nchanged against {against} at {budgets[0] // 1000}k"
+        " (before -> after: F f B, best gold file rank, best gold function rank)"
+    )
     for row in rows:
         old = before.get(row["instance_id"])
         if old is None or names[0] not in old["results"]:
             continue
         was, now = old["results"][names[0]], row["results"][names[0]]
-        if any(was[field] != now[field] for field in HITS):
-            marks = [
-                "".join(m if r[f] else "." for m, f in zip("FfB", HITS, strict=True)) for r in (was, now)
-            ]
-            print(f"  {row['instance_id']:<34} {marks[0]} -> {marks[1]}")
+        if _changes(was) != _changes(now):
+            (hits, file_rank, function_rank), (hits_now, file_now, function_now) = (
+                _changes(was),
+                _changes(now),
+            )
+            print(
+                f"  {row['instance_id']:<34} {hits} -> {hits_now}  file {file_rank} -> {file_now}"
+                f"  function {function_rank} -> {function_now}"
+            )
 
 
-def _without_map(result: dict[str, Any]) -> bool:
-    hit = result.get("file_hit_without_map")
-    return bool(result["file_hit"] if hit is None else hit)
+def _changes(result: dict[str, Any]) -> tuple[str, str, str]:
+    """What ``--against`` compares: the hits as ``FfB`` marks and the best gold file and function ranks
+    (``-`` for none; a replay from before the function ranks has none)."""
+    marks = "".join(mark if result[field] else "." for mark, field in zip("FfB", HITS, strict=True))
+    function_rank = GoldRanks(tuple(result.get("function_ranks", ()))).best
+    return marks, str(result["file_rank"] or "-"), str(function_rank or "-")
 
 
 def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
@@ -179,6 +227,15 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     parser.add_argument("--budgets", type=_budgets, default=DEFAULT_BUDGETS)
     parser.add_argument("--against", type=Path, help="an earlier replay's JSON, to list what changed")
     parser.add_argument("--out", type=Path, required=True, help="where the JSON goes")
+    parser.add_argument(
+        "--markdown", action="store_true", help="print the rank tables as Markdown, for bench/RESULTS.md"
+    )
+    parser.add_argument(
+        "--worst",
+        type=int,
+        default=0,
+        help="list the N tasks whose gold file ranks lowest at the first budget, with the pack's first files",
+    )
     return parser.parse_args(argv)
 
 
@@ -191,7 +248,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 2
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(json.dumps({"budgets": list(args.budgets), "instances": rows}, indent=1) + "\n")
-    report(rows, args.budgets, args.against)
+    report(rows, args.budgets, args.against, args.markdown, args.worst)
     print(f"\n{time.perf_counter() - started:.0f} s for {len(rows)} instance(s); rows: {args.out}")
     return 0
 

@@ -177,3 +177,152 @@ def test_aggregates(scoring: ModuleType) -> None:
     assert scoring.percentile([7.0], 95) == 7.0
     assert math.isnan(scoring.percentile([], 50))
     assert scoring.mean([1.0, 0.0]) == 0.5
+
+
+def ranks(scoring: ModuleType, specs: list[tuple[str, bool]], file_map: tuple[str, ...] = ()) -> Any:
+    """The pack of ``specs`` (as in CASES) and ``file_map`` scored against GOLD_ROW."""
+    items = [item(scoring, spec, body=body) for spec, body in specs]
+    return scoring.score_pack(items, scoring.Gold.from_instance(GOLD_ROW), file_map)
+
+
+FIVE_BODIES_FROM_TWO_FILES = [
+    ("pkg/a.py::one:1-5", True),
+    ("pkg/b.py::two:1-5", True),
+    ("pkg/a.py::three:10-15", True),
+    ("pkg/a.py::four:20-25", True),
+    ("pkg/b.py::five:10-15", True),
+]
+
+
+def test_a_gold_file_first_seen_in_a_summary_after_five_bodies_from_two_files_ranks_third(
+    scoring: ModuleType,
+) -> None:
+    score = ranks(scoring, [*FIVE_BODIES_FROM_TWO_FILES, ("pkg/core.py::Engine.run:20-45", False)])
+    assert score.file_ranks.positions == (3,)
+    # Functions count every definition: the summary is the sixth.
+    assert score.function_ranks.positions == (6,)
+    assert (score.file_hit, score.function_hit, score.body_hit) == (True, True, False)
+
+
+def test_the_file_map_ranks_after_the_summaries_and_names_no_function(scoring: ModuleType) -> None:
+    score = ranks(
+        scoring,
+        [("pkg/a.py::one:1-5", True), ("pkg/b.py::two:1-5", False)],
+        file_map=("pkg/a.py", "pkg/c.py", "pkg/core.py"),
+    )
+    # a.py and b.py come from the items; a.py listed again in the map is not counted twice.
+    assert score.file_ranks.positions == (4,)
+    assert score.function_ranks.positions == (None,)
+    assert (score.file_hit, score.function_hit) == (True, False)
+
+
+def test_a_summary_ranks_after_every_body_and_a_body_repeated_as_summary_counts_once(
+    scoring: ModuleType,
+) -> None:
+    score = ranks(
+        scoring,
+        [
+            ("pkg/core.py::Engine.start:5-15", True),
+            ("pkg/other.py::helper:1-9", True),
+            ("pkg/core.py::Engine.start:5-15", False),
+            ("pkg/core.py::Engine.run:20-45", False),
+        ],
+    )
+    assert (score.file_ranks.positions, score.function_ranks.positions) == ((1,), (3,))
+
+
+def test_a_class_body_that_spans_the_gold_function_ranks_at_the_class(scoring: ModuleType) -> None:
+    gold = scoring.Gold.from_instance(GOLD_ROW)
+    gold = scoring.Gold(gold.files, gold.functions, gold.changed, (("pkg/core.py::Engine.run", 20, 45),))
+    pack = [
+        item(scoring, "pkg/other.py::helper:1-9"),
+        item(scoring, "pkg/core.py::Engine:10-60"),
+        item(scoring, "pkg/core.py::Engine.run:20-45", body=False),
+    ]
+    assert scoring.score_pack(pack, gold).function_ranks.positions == (2,)
+    # As a summary the class shows only its signature: the method's own summary is the first to hold it.
+    pack[1] = item(scoring, "pkg/core.py::Engine:10-60", body=False)
+    assert scoring.score_pack(pack, gold).function_ranks.positions == (3,)
+
+
+def test_a_whole_file_ranks_every_gold_function_in_it_at_its_place(scoring: ModuleType) -> None:
+    pack = [
+        item(scoring, f"pkg/other.py::{scoring.MODULE_NAME}:1-80", whole_file=True),
+        item(scoring, f"pkg/core.py::{scoring.MODULE_NAME}:1-200", whole_file=True),
+    ]
+    score = scoring.score_pack(pack, scoring.Gold.from_instance(GOLD_ROW))
+    assert (score.file_ranks.positions, score.function_ranks.positions) == ((2,), (2,))
+
+
+def test_several_gold_items_each_get_their_own_rank(scoring: ModuleType) -> None:
+    gold = scoring.Gold(
+        files=("pkg/core.py", "pkg/util.py", "pkg/gone.py"),
+        functions=("pkg/core.py::Engine.run", "pkg/util.py::parse", "pkg/core.py::Engine.run"),
+        changed=(),
+    )
+    pack = [
+        item(scoring, "pkg/util.py::parse:1-9"),
+        item(scoring, "pkg/a.py::one:1-5"),
+        item(scoring, "pkg/core.py::Engine.run:20-45", body=False),
+    ]
+    score = scoring.score_pack(pack, gold)
+    # In the gold's order, a gold name listed twice counted once.
+    assert score.file_ranks.positions == (3, 1, None)
+    assert score.function_ranks.positions == (3, 1)
+    assert (score.file_ranks.best, score.function_ranks.best) == (1, 1)
+
+
+@pytest.mark.parametrize(
+    ("positions", "k", "counts"),
+    [
+        ((1,), 1, True),
+        ((2,), 1, False),
+        ((3,), 3, True),
+        ((None,), 10, False),
+        # Several gold items: all of them in the first k ...
+        ((1, 4), 3, False),
+        ((1, 4), 5, True),
+        ((2, None), 10, False),
+        # ... or, with more gold items than k, the first k all gold (LocAgent's acc_at_k).
+        ((1, 4), 1, True),
+        ((2, 1), 1, True),
+        ((2, 3), 1, False),
+        (tuple(range(1, 13)), 10, True),
+        ((*range(1, 10), 11, 12), 10, False),
+        ((), 1, False),
+    ],
+)
+def test_acc_at_k_counts_a_task_when_all_its_gold_is_in_the_first_k(
+    scoring: ModuleType, positions: tuple[int | None, ...], k: int, counts: bool
+) -> None:
+    assert scoring.GoldRanks(positions).within(k) is counts
+
+
+def test_acc_and_mrr_over_tasks(scoring: ModuleType) -> None:
+    tasks = [scoring.GoldRanks(positions) for positions in [(1,), (3,), (None,), (), (4, 2)]]
+    # The task without gold at this level is left out: four tasks count.
+    assert scoring.accuracy_at(tasks, 1) == 0.25
+    assert scoring.accuracy_at(tasks, 3) == 0.5
+    assert scoring.accuracy_at(tasks, 4) == 0.75
+    # MRR takes the best-ranked gold item: 1, 1/3, 0 and 1/2.
+    assert scoring.mean_reciprocal_rank(tasks) == pytest.approx((1 + 1 / 3 + 0 + 1 / 2) / 4)
+    assert math.isnan(scoring.accuracy_at([scoring.GoldRanks(())], 1))
+    assert math.isnan(scoring.mean_reciprocal_rank([]))
+    figures = scoring.rank_figures(tasks, [scoring.GoldRanks((6,))])
+    assert (figures["file_acc@10"], figures["function_acc@5"], figures["function_acc@10"]) == (0.75, 0.0, 1.0)
+    assert figures["function_mrr"] == pytest.approx(1 / 6)
+    assert list(figures) == [
+        *(f"file_acc@{k}" for k in scoring.FILE_ACC_KS),
+        "file_mrr",
+        *(f"function_acc@{k}" for k in scoring.FUNCTION_ACC_KS),
+        "function_mrr",
+        *(f"file_any@{k}" for k in scoring.FILE_ACC_KS),
+        *(f"function_any@{k}" for k in scoring.FUNCTION_ACC_KS),
+    ]
+
+
+def test_any_at_k_counts_the_best_ranked_gold_item(scoring: ModuleType) -> None:
+    # Gold ranked 1 and 4: Acc@3 wants both in the first three, Any@3 the better one.
+    tasks = [scoring.GoldRanks((1, 4)), scoring.GoldRanks((5, None)), scoring.GoldRanks((None,))]
+    assert [scoring.accuracy_at(tasks, k) for k in (1, 3, 5)] == [1 / 3, 0.0, 1 / 3]
+    assert [scoring.accuracy_at(tasks, k, any_gold=True) for k in (1, 3, 5)] == [1 / 3, 1 / 3, 2 / 3]
