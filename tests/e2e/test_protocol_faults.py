@@ -431,6 +431,9 @@ async def test_focus_fields_of_the_wrong_type_are_refused_and_unknown_ones_repor
     client = await RawClient.start()
     try:
         await client.initialize(workspace, index_dir)
+        # The pack below must have bodies, so it waits for the first index (a request before it is
+        # answered from an empty index).
+        await client.notification(INDEX_STATUS, lambda status: status["state"] == "ready")
         errors = {
             name: (await client.request(name, CONTEXT_FOR_TASK, {"task": "order total", "focus": focus}))[
                 "error"
