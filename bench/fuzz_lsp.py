@@ -450,10 +450,10 @@ class Server:
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             stderr=subprocess.DEVNULL,
-            bufsize=0,
         )
         assert self.process.stdin is not None
-        # Written without blocking, so a server that stops reading is seen, not waited on forever.
+        # Written without blocking, past the buffered writer, so a server that stops reading is seen,
+        # not waited on forever (stdout stays buffered: its reads must return whole bodies).
         self._stdin = self.process.stdin.fileno()
         os.set_blocking(self._stdin, False)
         self.wait_s = wait_s
