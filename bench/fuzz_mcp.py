@@ -38,6 +38,13 @@ from mcp.shared.exceptions import MCPError
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
 from mcp_wire import Wire, js_stdio
+from smartctx.mcp.tools import (
+    CONTEXT_INPUT_SCHEMA,
+    EXPAND_INPUT_SCHEMA,
+    EXPAND_SYMBOL,
+    GET_CONTEXT_FOR_TASK,
+    INDEX_STATUS,
+)
 
 ROOT = Path(__file__).resolve().parent.parent
 FIXTURE = ROOT / "tests" / "fixtures" / "shop"
@@ -46,21 +53,12 @@ OUT = Path(__file__).resolve().parent / "out"
 INTERNALS = ("Traceback", "[Errno", "object at 0x", 'File "/')
 PROBE = ("get_context_for_task", {"task": "charge_card raises PaymentDeclined"})
 
+# Every argument each tool's schema declares, so a new one is fuzzed too; index_status declares none
+# and gets one it does not know.
 TOOL_ARGUMENTS = {
-    "get_context_for_task": (
-        "task",
-        "budgetTokens",
-        "maxBodies",
-        "maxSummaries",
-        "hopDepth",
-        "includePRs",
-        "prCutoff",
-        "includeImpact",
-        "focusFile",
-        "focusFiles",
-    ),
-    "expand_symbol": ("id",),
-    "index_status": ("verbose",),
+    GET_CONTEXT_FOR_TASK: tuple(CONTEXT_INPUT_SCHEMA["properties"]),
+    EXPAND_SYMBOL: tuple(EXPAND_INPUT_SCHEMA["properties"]),
+    INDEX_STATUS: ("verbose",),
 }
 # Values of every JSON type, edge sizes and hostile text.
 WRONG_VALUES: tuple[Any, ...] = (
