@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import logging
 import math
-import re
 from collections.abc import Generator
 from concurrent.futures import Future
 from dataclasses import dataclass
@@ -37,6 +36,7 @@ from pygls.exceptions import (
 from pygls.protocol import JsonRPCNotification, JsonRPCRequestMessage
 from pygls.protocol.language_server import lsp_method
 
+from smartctx.core.json_text import lone_surrogate_at, replace_lone_surrogates
 from smartctx.lsp.protocol import PROTOCOL_VERSION, ExperimentalCapabilities
 from smartctx.lsp.redacting import RedactingProtocol
 
@@ -48,9 +48,6 @@ MIN_INTEGER = -(2**31)
 MAX_INTEGER = 2**31 - 1
 
 RequestId = int | str
-# Decoded JSON holds a surrogate only when an escape left it unpaired (a pair decodes to one character).
-_LONE_SURROGATE = re.compile("[\ud800-\udfff]")
-_REPLACEMENT = "\ufffd"
 _NOT_TEXT = (
     "holds a lone surrogate (an unpaired \\ud800-\\udfff escape), which is not text: "
     "send each character whole, as UTF-8 or as an escaped pair"
@@ -184,51 +181,6 @@ def read_envelope(value: Any) -> Request | Notification | Response:
             JsonRpcInvalidParams.CODE,
         )
     return Request(request_id, method, value) if request_id is not None else Notification(method, value)
-
-
-def lone_surrogate_at(value: Any, path: str) -> str | None:
-    """Where in ``value`` (named ``path``) a string or a key holds a lone surrogate, if anywhere.
-
-    JSON's ``\\ud800`` escape is valid syntax, but an unpaired surrogate is not a character: such a
-    string cannot be written as UTF-8, and every file, path or search it reached would fail.
-    Values are walked without recursion, since params may nest as deep as the parser allows.
-    """
-    pending: list[tuple[str, Any]] = [(path, value)]
-    while pending:
-        where, item = pending.pop()
-        if isinstance(item, str):
-            if _LONE_SURROGATE.search(item):
-                return where
-        elif isinstance(item, dict):
-            for key in item:
-                if _LONE_SURROGATE.search(key):
-                    return f"a key of {where}"
-            pending.extend((f"{where}.{key}", member) for key, member in reversed(item.items()))
-        elif isinstance(item, list):
-            pending.extend((f"{where}[{index}]", member) for index, member in reversed(list(enumerate(item))))
-    return None
-
-
-def replace_lone_surrogates(value: dict[str, Any]) -> dict[str, Any]:
-    """``value`` with U+FFFD for every lone surrogate in its strings and keys (changed in place)."""
-    pending: list[dict[str, Any] | list[Any]] = [value]
-    while pending:
-        container = pending.pop()
-        if isinstance(container, dict):
-            for key in list(container):
-                member = container.pop(key)
-                container[_LONE_SURROGATE.sub(_REPLACEMENT, key)] = _replaced(member, pending)
-        else:
-            container[:] = [_replaced(member, pending) for member in container]
-    return value
-
-
-def _replaced(member: Any, pending: list[dict[str, Any] | list[Any]]) -> Any:
-    if isinstance(member, str):
-        return _LONE_SURROGATE.sub(_REPLACEMENT, member)
-    if isinstance(member, dict | list):
-        pending.append(member)
-    return member
 
 
 def _json_type(value: Any) -> str:

@@ -41,12 +41,10 @@ from mcp.shared.message import SessionMessage
 from pydantic import ValidationError
 from pydantic_core import PydanticSerializationError
 
+from smartctx.core.json_text import lone_surrogate_at, replace_lone_surrogates
 from smartctx.mcp.redacting import redacted_message
 
 log = logging.getLogger(__name__)
-
-# Lone surrogates in a notification or a response become this, as a decoder's errors="replace" does.
-REPLACEMENT_CHARACTER = "\ufffd"
 
 Streams = tuple[MemoryObjectReceiveStream[SessionMessage | Exception], MemoryObjectSendStream[SessionMessage]]
 
@@ -122,7 +120,7 @@ def read_message(raw: bytes) -> tuple[types.JSONRPCMessage | None, types.JSONRPC
     except (ValueError, RecursionError) as error:
         return None, _error(None, types.PARSE_ERROR, f"the message is not JSON: {error}")
     request_id = _readable_id(value)
-    surrogate_at = _first_lone_surrogate(value, "")
+    surrogate_at = lone_surrogate_at(value)
     is_request = isinstance(value, dict) and "method" in value and "id" in value
     if surrogate_at is not None and is_request:
         return None, _error(
@@ -134,7 +132,7 @@ def read_message(raw: bytes) -> tuple[types.JSONRPCMessage | None, types.JSONRPC
     if surrogate_at is not None:
         try:
             return types.jsonrpc_message_adapter.validate_python(
-                _replace_surrogates(value), by_name=False
+                replace_lone_surrogates(value), by_name=False
             ), None
         except ValidationError as error:
             refused = error
@@ -181,45 +179,9 @@ def _readable_id(value: Any) -> int | str | None:
         return None
     if isinstance(request_id, int):
         return request_id
-    if isinstance(request_id, str) and _first_lone_surrogate(request_id, "") is None:
+    if isinstance(request_id, str) and lone_surrogate_at(request_id) is None:
         return request_id
     return None
-
-
-def _first_lone_surrogate(value: Any, path: str) -> str | None:
-    """Where the first string (member name or value) holding a lone surrogate is, as a dotted
-    path like ``params.arguments.task``; None when no string holds one."""
-    pending: list[tuple[Any, str]] = [(value, path)]
-    while pending:
-        item, where = pending.pop()
-        if isinstance(item, str):
-            if _has_lone_surrogate(item):
-                return where or "the message"
-        elif isinstance(item, dict):
-            for key, member in reversed(item.items()):
-                inner = f"{where}.{key}" if where else str(key)
-                if _has_lone_surrogate(key):
-                    return f"a member name in {where or 'the message'}"
-                pending.append((member, inner))
-        elif isinstance(item, list):
-            pending.extend((member, f"{where}[{index}]") for index, member in reversed(list(enumerate(item))))
-    return None
-
-
-def _has_lone_surrogate(text: str) -> bool:
-    # JSON decoding pairs a high and a low surrogate escape into one character, so any surrogate
-    # left in a decoded string is a lone one.
-    return not text.isascii() and any("\ud800" <= character <= "\udfff" for character in text)
-
-
-def _replace_surrogates(value: Any) -> Any:
-    if isinstance(value, str):
-        return "".join(REPLACEMENT_CHARACTER if "\ud800" <= c <= "\udfff" else c for c in value)
-    if isinstance(value, dict):
-        return {_replace_surrogates(key): _replace_surrogates(member) for key, member in value.items()}
-    if isinstance(value, list):
-        return [_replace_surrogates(member) for member in value]
-    return value
 
 
 def _shape_problem(value: Any) -> str:
