@@ -158,7 +158,11 @@ def diversify(
         take_body(item)
         if len(bodies) == DEFAULT_BODIES:
             floor = limits.body_score_floor * item.score
-    bodies.sort(key=lambda item: (-item.score, item.node.id))
+    # The pack follows the file ranking: the best-ranked file's bodies first, each file's best first.
+    # A reader (and a model) attends most to what comes first, and the file ranking weighs a file's
+    # whole text and all its matches, where a single definition's score sees one of them.
+    file_order = {file.path: index for index, file in enumerate(files)}
+    bodies.sort(key=lambda item: (file_order.get(item.node.path, len(file_order)), -item.score, item.node.id))
     # Inside a body includes being that body. A second definition of a name already summarised
     # (a property's setter, an overload) would repeat its signature, so it gives way to the next.
     named_in_file = {(item.node.path, item.node.qualified_name) for item in bodies}

@@ -3,28 +3,29 @@
 A pack that ranks definitions alone spends every slot on the first file that matches well. Ranking
 files too (their whole text, the best definitions ranked in them) lets diversify spread bodies and
 summaries over files, and lets the pack list further likely files in a file map at one line each.
-Every part of a file's score is kept, so the map can say why a file is there.
+Every part of a file's score is kept, so the map can say why a file is there. As for definitions,
+the parts are signals times the weights of ``rank_model.py``: the file's whole text against the task,
+its best ranked definition's own score (without the file's text part, which the text signal already
+counts) and the next few's, and how much of its name and its folder's name the task's words cover.
 """
 
 from __future__ import annotations
 
 from collections import defaultdict
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from smartctx.retrieval.file_kinds import FileKind
+from smartctx.retrieval.name_match import file_name, folder_name, name_coverage
+from smartctx.retrieval.rank_model import LinearWeights
 from smartctx.retrieval.score import FILE_PART, KIND_FACTORS, KIND_PART, NOT_ADDED, ScoredNode
 from smartctx.store.snapshot import NodeRow
 
-# The file's whole text against the task, on the scale of score.py's ``file`` part.
-TEXT_WEIGHT = 2.0
-# The best definition ranked in the file (its score without the file's own text part), then a
-# smaller share of the next ones: a file with three good matches beats one with a single match.
-BEST_DEFINITION_WEIGHT = 1.0
-FURTHER_DEFINITION_WEIGHT = 0.25
+# Every signal a file can have, the names ``rank_model.json`` weighs.
+FILE_SIGNALS = ("text", "definitions", "furtherDefinitions", "fileName", "folderName")
+# After the best definition, the next ones count as one signal (their scores summed): a file with
+# three good matches beats one with a single match.
 FURTHER_DEFINITIONS = 2
-# The parts of a file's score that add up (before its kind's factor).
-FILE_RANK_PARTS = ("text", "definitions")
 # Definitions named on a file's map line.
 SYMBOLS_PER_FILE = 3
 
@@ -38,6 +39,8 @@ class RankedFile:
     symbols: tuple[NodeRow, ...]
     # Why it ranks, in a few words, for the file map.
     reason: str = ""
+    # The signals behind the parts, unweighted (what the weights were learned over).
+    signals: Mapping[str, float] = field(default_factory=dict)
 
 
 def rank_files(
@@ -45,6 +48,8 @@ def rank_files(
     file_evidence: Mapping[str, float],
     kinds: Mapping[str, FileKind],
     tests_wanted: bool,
+    task_stems: frozenset[str],
+    weights: LinearWeights,
 ) -> list[RankedFile]:
     """Every file with a ranked definition or a whole-text match, best first, ties by path.
 
@@ -62,19 +67,20 @@ def rank_files(
             continue
         items = by_path.get(path, [])
         own = sorted((_without_file_text(item) for item in items), reverse=True)
-        parts: dict[str, float] = {}
-        if path in file_evidence:
-            parts["text"] = TEXT_WEIGHT * file_evidence[path] / top_text
-        if own:
-            parts["definitions"] = BEST_DEFINITION_WEIGHT * own[0] + FURTHER_DEFINITION_WEIGHT * sum(
-                own[1 : 1 + FURTHER_DEFINITIONS]
-            )
+        signals = {
+            "text": file_evidence.get(path, 0.0) / top_text,
+            "definitions": own[0] if own else 0.0,
+            "furtherDefinitions": sum(own[1 : 1 + FURTHER_DEFINITIONS]),
+            "fileName": name_coverage(file_name(path), task_stems),
+            "folderName": name_coverage(folder_name(path), task_stems),
+        }
+        parts = weights.parts(signals)
         total = sum(parts.values())
         if kind is not None and KIND_FACTORS[kind] != 1.0:
             parts[KIND_PART] = KIND_FACTORS[kind]
             total *= KIND_FACTORS[kind]
         symbols = tuple(item.node for item in items[:SYMBOLS_PER_FILE])
-        files.append(RankedFile(path, total, parts, symbols, _reason(parts, items, kind)))
+        files.append(RankedFile(path, total, parts, symbols, _reason(parts, items, kind), signals))
     files.sort(key=lambda file: (-file.score, file.path))
     return files
 

@@ -39,7 +39,7 @@ from smartctx.core.context import (
 from smartctx.core.history import FileSpans, HistoryAnswer, HistoryNote, ImpactSection, RecentChange
 from smartctx.core.tokens import TokenCounter
 from smartctx.retrieval.diversify import Selection
-from smartctx.retrieval.files import FILE_RANK_PARTS, RankedFile
+from smartctx.retrieval.files import RankedFile
 from smartctx.retrieval.history_lookup import impact_of
 from smartctx.retrieval.pack import citation
 from smartctx.retrieval.pipeline import (
@@ -177,14 +177,14 @@ class _Renamed:
         return node._replace(id=node.id - self._offset, path=split_path(node.path)[1], parent_id=parent)
 
     def scored(self, item: ScoredNode) -> ScoredNode:
-        return ScoredNode(self.node(item.node), item.score, item.parts)
+        return ScoredNode(self.node(item.node), item.score, item.parts, item.signals)
 
     def ranked_file(self, file: RankedFile, lexical: float, text: float) -> RankedFile:
         """The file under its prefixed path, its lexical parts on the strongest folder's scale."""
         parts = dict(file.parts)
-        factor = file.score / sum(parts.get(name, 0.0) for name in FILE_RANK_PARTS) if file.score else 0.0
+        factor = parts.get(KIND_PART, 1.0)
         lost = 0.0
-        for name, share in (("text", text), ("definitions", lexical)):
+        for name, share in (("text", text), ("definitions", lexical), ("furtherDefinitions", lexical)):
             if name in parts:
                 lost += parts[name] * (1.0 - share) * factor
                 parts[name] *= share
@@ -223,7 +223,7 @@ def _rescaled(item: ScoredNode, lexical: float, file: float) -> ScoredNode:
             lost += parts[name] * (1.0 - share) * factor
             parts[name] *= share
     parts[FOLDER_LEXICAL_PART] = lexical
-    return ScoredNode(item.node, item.score - lost, parts)
+    return ScoredNode(item.node, item.score - lost, parts, item.signals)
 
 
 class _FolderSources:
@@ -280,7 +280,7 @@ def _impact(
     if top is None:
         return None
     folder = renamed[top.node.id // FOLDER_ID_STRIDE]
-    original = ScoredNode(folder.original(top.node), top.score, top.parts)
+    original = ScoredNode(folder.original(top.node), top.score, top.parts, top.signals)
     section = impact_of(folder.folder.snapshot, Selection((original,), ()), depth)
     if section is None:
         return None

@@ -32,8 +32,10 @@ from smartctx.retrieval.file_kinds import file_kinds, read_attributes
 from smartctx.retrieval.files import SYMBOLS_PER_FILE, RankedFile, rank_files
 from smartctx.retrieval.focus import focus_rank
 from smartctx.retrieval.history_lookup import impact_of, recent_changes
+from smartctx.retrieval.name_match import task_stems
 from smartctx.retrieval.pack import citation, node_id, pack
 from smartctx.retrieval.query import bound_task, parse_task
+from smartctx.retrieval.rank_model import RankModel, shipped_model
 from smartctx.retrieval.score import ScoredNode, score
 from smartctx.retrieval.search import SearchResult, search
 from smartctx.retrieval.sources import ChangeHistory, SourceReader
@@ -69,9 +71,12 @@ def rank(
     focus: Focus,
     sources: SourceReader,
     stage: Callable[[str], None] = lambda name: None,
+    model: RankModel | None = None,
 ) -> Ranking:
     """Search, expand and score; ``stage`` is called after each (timing, cancellation). ``sources``
-    gives the ``.gitattributes`` files whose linguist marks say which files are vendored."""
+    gives the ``.gitattributes`` files whose linguist marks say which files are vendored; ``model``
+    the weights (the shipped ones unless given: benchmarks compare others)."""
+    weights = model or shipped_model()
     task = parse_task(bound_task(task_text).text)
     found = search(snapshot, task, options.candidates())
     stage("search")
@@ -91,8 +96,9 @@ def rank(
     kinds = file_kinds(
         {node.path for node in expansion.nodes.values()} | set(found.file_evidence), attributes
     )
-    ranked = score(found, expansion, walked, kinds, tests_wanted=task.mentions_tests)
-    files = rank_files(ranked, found.file_evidence, kinds, task.mentions_tests)
+    stems = task_stems(task)
+    ranked = score(found, expansion, walked, kinds, task.mentions_tests, stems, weights.definitions)
+    files = rank_files(ranked, found.file_evidence, kinds, task.mentions_tests, stems, weights.files)
     stage("score")
     return Ranking(found, expansion, ranked, _with_symbols(snapshot, files))
 

@@ -1,11 +1,15 @@
 """Stage 3: one score per candidate, from named signals, each explaining its share.
 
-The base is the seed recipe, 0.5 BM25 + 0.3 PageRank + 0.2 usage, each normalised over the
-candidate set. Added to it: whole-file lexical evidence, exact mentions in the task (a name, a stack
-frame, a file path), the editor's focus (``focus.py``: a personalised PageRank from the editor's
-files, scaled by each candidate's score before it), and the votes of matching tests. A file that is not the
-project's own code (vendored, generated, documentation, build scripts) multiplies the total by its
-kind's factor. Every part is kept in ``parts`` so a pack can say why each item is there.
+Every candidate gets its signals (``definition_signals``): BM25 over its own text, PageRank and usage,
+each normalised over the candidate set; the whole-file lexical evidence of its file; exact mentions in
+the task (a name, a dotted name, a stack frame, a file path); how much of its name, its file's name
+and its folder's name the task's words cover; what kind of definition it is and how long; whether only
+the graph reached it; and the votes of matching tests. The weights of ``rank_model.py`` turn the
+signals into parts, and the parts add up to the score. The editor's focus (``focus.py``: a
+personalised PageRank from the editor's files) adds parts scaled by each candidate's score before it.
+A file that is not the project's own code (vendored, generated, documentation, build scripts)
+multiplies the total by its kind's factor. Every part is kept in ``parts`` so a pack can say why
+each item is there; the signals are kept too, for training (``bench/rank_features.py``).
 
 Tests, unless the task is about them, are evidence rather than candidates: a test that matches the
 task votes for the code it calls, imports or subclasses (one graph hop), and takes no slot itself.
@@ -21,24 +25,11 @@ from smartctx.core.model import SymbolKind
 from smartctx.retrieval.expand import Expansion
 from smartctx.retrieval.file_kinds import FileKind
 from smartctx.retrieval.focus import FocusRank
+from smartctx.retrieval.name_match import file_name, folder_name, name_coverage
+from smartctx.retrieval.rank_model import LinearWeights
 from smartctx.retrieval.search import SearchResult
 from smartctx.store.snapshot import NodeRow
 
-BM25_WEIGHT = 0.5
-PAGERANK_WEIGHT = 0.3
-USAGE_WEIGHT = 0.2
-# Whole-file lexical evidence: the task's words spread over a file's definitions.
-FILE_WEIGHT = 2.0
-# The task names the symbol verbatim, a stack frame sits in it, or it is in a file the task names.
-NAMED_WEIGHT = 0.6
-# A dotted mention (``QuerySet.bulk_create``) names one definition more precisely than a bare name.
-NAMED_EXACTLY_WEIGHT = 0.4
-FRAME_WEIGHT = 1.2
-MENTIONED_FILE_WEIGHT = 0.3
-# A matching test's vote for what it uses, at most this much (for the best-matching test). Small:
-# tests call helpers and fixtures as much as the code under test; on SWE-bench Lite's stratified 60
-# a vote of 0.5 cost 5 points of function hit against no vote, 0.1 one body hit (bench/RESULTS.md).
-TEST_VOTE_WEIGHT = 0.1
 # The edges along which a test votes: it calls, references, imports or subclasses the code.
 TEST_VOTE_EDGES = frozenset({"calls", "references", "imports", "inherits"})
 # Files that are not the project's own code rank below it: their total is multiplied by these.
@@ -63,6 +54,36 @@ class ScoredNode(NamedTuple):
     node: NodeRow
     score: float
     parts: dict[str, float]
+    # The signals behind the parts, unweighted (what the weights were learned over).
+    signals: Mapping[str, float] = {}
+
+
+# Every signal a definition can have, the names ``rank_model.json`` weighs.
+DEFINITION_SIGNALS = (
+    "bm25",
+    "pagerank",
+    "usage",
+    FILE_PART,
+    "named",
+    "namedExactly",
+    "frame",
+    "mentionedFile",
+    "testVotes",
+    "nameWords",
+    "fileName",
+    "folderName",
+    "callable",
+    "container",
+    "constant",
+    "lines",
+    "reached",
+)
+# Definitions this long or longer get the whole ``lines`` signal (its log scale's top).
+LINES_SCALE = 1000
+_CALLABLE = frozenset({SymbolKind.FUNCTION, SymbolKind.METHOD})
+_CONTAINER = frozenset(
+    {SymbolKind.CLASS, SymbolKind.STRUCT, SymbolKind.INTERFACE, SymbolKind.ENUM, SymbolKind.TRAIT}
+)
 
 
 def score(
@@ -71,9 +92,12 @@ def score(
     focus: FocusRank,
     kinds: Mapping[str, FileKind],
     tests_wanted: bool,
+    task_stems: frozenset[str],
+    weights: LinearWeights,
 ) -> list[ScoredNode]:
     """Score every reached node that can be packed (not module nodes; not tests unless they are
-    wanted), best first, ties by id. ``kinds`` holds the paths that are not own code."""
+    wanted), best first, ties by id. ``kinds`` holds the paths that are not own code; ``task_stems``
+    the stems of the task's words (``name_match.task_stems``)."""
     candidates = [node for node in expansion.nodes.values() if node.kind is not SymbolKind.MODULE]
     if not candidates:
         return []
@@ -84,35 +108,39 @@ def score(
     top_rank = max(node.pagerank for node in candidates) or 1.0
     top_usage = max(math.log1p(node.usage) for node in candidates) or 1.0
     top_file = max(search.file_evidence.values(), default=0.0) or 1.0
-    task_parts: list[tuple[NodeRow, dict[str, float]]] = []
+    task_parts: list[tuple[NodeRow, dict[str, float], dict[str, float]]] = []
     for node in candidates:
-        parts = {
-            "bm25": BM25_WEIGHT * lexical[node.id] / top_lexical,
-            "pagerank": PAGERANK_WEIGHT * node.pagerank / top_rank,
-            "usage": USAGE_WEIGHT * math.log1p(node.usage) / top_usage,
-            FILE_PART: FILE_WEIGHT * search.file_evidence.get(node.path, 0.0) / top_file,
+        signals = {
+            "bm25": lexical[node.id] / top_lexical,
+            "pagerank": node.pagerank / top_rank,
+            "usage": math.log1p(node.usage) / top_usage,
+            FILE_PART: search.file_evidence.get(node.path, 0.0) / top_file,
+            "named": float(node.id in search.named),
+            "namedExactly": float(node.id in search.named_exactly),
+            "frame": float(node.id in search.framed),
+            "mentionedFile": float(node.path in search.mentioned_files),
+            "nameWords": name_coverage(node.name, task_stems),
+            "fileName": name_coverage(file_name(node.path), task_stems),
+            "folderName": name_coverage(folder_name(node.path), task_stems),
+            "callable": float(node.kind in _CALLABLE),
+            "container": float(node.kind in _CONTAINER),
+            "constant": float(node.kind is SymbolKind.CONSTANT),
+            "lines": min(1.0, math.log(node.end_line - node.start_line + 1) / math.log(LINES_SCALE)),
+            "reached": float(expansion.reached[node.id].hops > 0),
         }
-        if node.id in search.named:
-            parts["named"] = NAMED_WEIGHT
-        if node.id in search.named_exactly:
-            parts["namedExactly"] = NAMED_EXACTLY_WEIGHT
-        if node.id in search.framed:
-            parts["frame"] = FRAME_WEIGHT
-        if node.path in search.mentioned_files:
-            parts["mentionedFile"] = MENTIONED_FILE_WEIGHT
-        task_parts.append((node, parts))
+        task_parts.append((node, signals, weights.parts(signals)))
     # Focus scales with the task's own score of each node, so it settles what the task leaves close
     # and never lifts a node the task is not about over one it is.
-    focused = focus.parts([(node, total_of(parts)) for node, parts in task_parts])
+    focused = focus.parts([(node, total_of(parts)) for node, _, parts in task_parts])
     scored: list[ScoredNode] = []
-    for node, parts in task_parts:
+    for node, signals, parts in task_parts:
         parts.update(focused.get(node.id, {}))
         reach = expansion.reached[node.id]
         if reach.hops:
             parts["hops"] = float(reach.hops)
-        scored.append(ScoredNode(node, total_of(parts), parts))
+        scored.append(ScoredNode(node, total_of(parts), parts, signals))
     if not tests_wanted:
-        scored = _tests_vote(scored, expansion, kinds)
+        scored = _tests_vote(scored, expansion, kinds, weights)
     scored = [_with_kind_factor(item, kinds) for item in scored]
     scored.sort(key=lambda item: (-item.score, item.node.path, item.node.start_line, item.node.id))
     return scored
@@ -129,11 +157,11 @@ def _with_kind_factor(item: ScoredNode, kinds: Mapping[str, FileKind]) -> Scored
     if kind is None or KIND_FACTORS[kind] == 1.0:
         return item
     parts = {**item.parts, KIND_PART: KIND_FACTORS[kind]}
-    return ScoredNode(item.node, total_of(parts), parts)
+    return ScoredNode(item.node, total_of(parts), parts, item.signals)
 
 
 def _tests_vote(
-    scored: list[ScoredNode], expansion: Expansion, kinds: Mapping[str, FileKind]
+    scored: list[ScoredNode], expansion: Expansion, kinds: Mapping[str, FileKind], weights: LinearWeights
 ) -> list[ScoredNode]:
     """The candidates without tests, each with the vote of the best-matching test that uses it."""
     tests = {item.node.id: item.score for item in scored if kinds.get(item.node.path) is FileKind.TEST}
@@ -143,14 +171,15 @@ def _tests_vote(
     votes: dict[int, float] = {}
     for edge in expansion.edges:
         if edge.kind in TEST_VOTE_EDGES and edge.src_id in tests and edge.dst_id not in tests:
-            vote = TEST_VOTE_WEIGHT * tests[edge.src_id] / top_test
+            vote = tests[edge.src_id] / top_test
             votes[edge.dst_id] = max(votes.get(edge.dst_id, 0.0), vote)
     voted: list[ScoredNode] = []
     for item in scored:
         if item.node.id in tests:
             continue
         if item.node.id in votes:
-            parts = {**item.parts, "testVotes": votes[item.node.id]}
-            item = ScoredNode(item.node, total_of(parts), parts)
+            signals = {**item.signals, "testVotes": votes[item.node.id]}
+            parts = {**item.parts, **weights.parts({"testVotes": votes[item.node.id]})}
+            item = ScoredNode(item.node, total_of(parts), parts, signals)
         voted.append(item)
     return voted

@@ -97,11 +97,11 @@ def _inflections(word: str) -> tuple[str, ...]:
     decides which exist); none for a word that is one already."""
     if len(word) < MIN_STEMMED_CHARS or not word.isalpha():
         return ()
-    stem = _stem(word)
-    forms = {stem + ending for ending in _BASE_ENDINGS}
+    base = stem(word)
+    forms = {base + ending for ending in _BASE_ENDINGS}
     if word in forms:
         return ()
-    return tuple(sorted(form for form in forms if _stem(form) == stem))
+    return tuple(sorted(form for form in forms if stem(form) == base))
 
 
 @lru_cache(maxsize=1)
@@ -110,5 +110,6 @@ def _stemmer() -> snowballstemmer.stemmer:
 
 
 @lru_cache(maxsize=65_536)
-def _stem(word: str) -> str:
+def stem(word: str) -> str:
+    """The Snowball English stem of a lower-case word (cached)."""
     return str(_stemmer().stemWord(word))

@@ -1,0 +1,423 @@
+"""Learn the ranking weights (``server/smartctx/retrieval/rank_model.json``) from mined commit tasks.
+
+The input is ``rank_features.py``'s dump of the training set's tasks (``commits.py extract --set
+train``: commits of public repositories, none of them an evaluation repository): every candidate
+definition and file with its signals and whether the change edited it. Two linear models are fitted,
+one after the other, each by pairwise logistic loss within a task (every gold candidate against the
+non-gold ones, most of them from the top of today's order, each task weighing the same) with an L2
+penalty:
+
+1. definitions: a gold definition is one the change edited (or one whose lines hold it);
+2. files: a gold file is one the change modified. A file's ``definitions`` signals are its best
+   definitions' own scores, so they are recomputed here with the weights of step 1 first.
+
+Validation holds whole repositories out, never tasks: each repository is scored by weights learned
+from the others, and the report compares that with the hand-set weights on the same tasks (the first
+gold definition's and gold file's place, Any@k and MRR). The penalty is chosen the same way. The model
+written is the one learned from all the training repositories, with its provenance: the
+repositories, their pinned heads, the task count and the held-out figures.
+
+    PYTHONPATH=server:bench .venv/bin/python bench/train_ranker.py \\
+        --features /work/benchrepos/features/train.jsonl --write server/smartctx/retrieval/rank_model.json
+
+Any task from a repository named in ``../shared/bench/never_train.txt`` stops the run: the evaluation
+sets are built from those.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import random
+import sys
+from collections import defaultdict
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+from scipy.optimize import minimize
+
+from smartctx.retrieval.files import FILE_SIGNALS
+from smartctx.retrieval.rank_model import MODEL_FORMAT, RankModel
+from smartctx.retrieval.score import DEFINITION_SIGNALS, FILE_PART
+from swebench import format_table
+
+NEVER_TRAIN = Path(__file__).resolve().parents[2] / "shared" / "bench" / "never_train.txt"
+SHIPPED = Path(__file__).resolve().parents[1] / "server" / "smartctx" / "retrieval" / "rank_model.json"
+
+# Definition signals that are not part of a definition's own score in a file's ``definitions``
+# signal (files.py leaves its file's text part out: the file's ``text`` signal counts it).
+NOT_OWN = frozenset({FILE_PART})
+OWN_MASK = np.array([0.0 if name in NOT_OWN else 1.0 for name in DEFINITION_SIGNALS])
+FURTHER_DEFINITIONS = 2
+# Negatives per task: the best-ranked non-gold candidates (the ones a gold item must beat) and a
+# random sample of the rest.
+TOP_NEGATIVES = 60
+RANDOM_NEGATIVES = 40
+PENALTIES = (0.001, 0.01, 0.1, 1.0)
+SEED = 23
+KS = (1, 3, 5, 10)
+
+
+@dataclass(frozen=True)
+class Task:
+    repo: str
+    language: str
+    definitions: list[dict[str, Any]]
+    files: list[dict[str, Any]]
+
+
+def load(paths: Iterable[Path], never_train: frozenset[str]) -> list[Task]:
+    tasks = []
+    for path in paths:
+        for line in path.read_text(encoding="utf-8").splitlines():
+            row = json.loads(line)
+            if row["repo"].lower() in never_train:
+                raise SystemExit(f"{row['repo']} is in {NEVER_TRAIN}: it must never be trained on")
+            tasks.append(Task(row["repo"], row["language"], row["definitions"], row["files"]))
+    return tasks
+
+
+def read_never_train(path: Path) -> frozenset[str]:
+    if not path.exists():
+        raise SystemExit(f"no {path}: the list of evaluation repositories is needed to train safely")
+    lines = (line.strip() for line in path.read_text(encoding="utf-8").splitlines())
+    return frozenset(line.lower() for line in lines if line and not line.startswith("#"))
+
+
+def is_gold_definition(item: Mapping[str, Any]) -> bool:
+    return bool(item["gold"] or item["holdsGold"])
+
+
+def definition_matrix(task: Task) -> tuple[np.ndarray, np.ndarray]:
+    """The definitions' signals (times their file's kind factor, as the score multiplies) and labels."""
+    rows = np.array(
+        [
+            [
+                item["signals"].get(name, 0.0) * item["parts"].get("kindFactor", 1.0)
+                for name in DEFINITION_SIGNALS
+            ]
+            for item in task.definitions
+        ],
+        dtype=float,
+    ).reshape(len(task.definitions), len(DEFINITION_SIGNALS))
+    labels = np.array([is_gold_definition(item) for item in task.definitions], dtype=bool)
+    return rows, labels
+
+
+def _kind_factor(item: Mapping[str, Any]) -> float:
+    return float(item["parts"].get("kindFactor", 1.0))
+
+
+def file_matrix(task: Task, definition_weights: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The files' signals, ``definitions`` and ``furtherDefinitions`` recomputed with the given
+    definition weights, times the file's kind factor; and the labels."""
+    own_weights = (
+        np.array([0.0 if name in NOT_OWN else 1.0 for name in DEFINITION_SIGNALS]) * definition_weights
+    )
+    own: defaultdict[str, list[float]] = defaultdict(list)
+    for item in task.definitions:
+        signals = np.array([item["signals"].get(name, 0.0) for name in DEFINITION_SIGNALS])
+        own[item["id"].split("::", 1)[0]].append(float(signals @ own_weights))
+    rows = []
+    for file in task.files:
+        scores = sorted(own.get(file["path"], []), reverse=True)
+        signals = dict(file["signals"])
+        signals["definitions"] = scores[0] if scores else 0.0
+        signals["furtherDefinitions"] = sum(scores[1 : 1 + FURTHER_DEFINITIONS])
+        rows.append([signals.get(name, 0.0) * _kind_factor(file) for name in FILE_SIGNALS])
+    matrix = np.array(rows, dtype=float).reshape(len(task.files), len(FILE_SIGNALS))
+    return matrix, np.array([bool(file["gold"]) for file in task.files], dtype=bool)
+
+
+def pair_differences(matrix: np.ndarray, labels: np.ndarray, rng: random.Random) -> np.ndarray | None:
+    """Each gold row minus each chosen non-gold row; None when the task has no pair."""
+    positives = np.flatnonzero(labels)
+    negatives = np.flatnonzero(~labels)
+    if not len(positives) or not len(negatives):
+        return None
+    chosen = list(negatives[:TOP_NEGATIVES])
+    rest = list(negatives[TOP_NEGATIVES:])
+    chosen += rng.sample(rest, min(RANDOM_NEGATIVES, len(rest)))
+    return (matrix[positives][:, None, :] - matrix[chosen][None, :, :]).reshape(-1, matrix.shape[1])
+
+
+def fit(groups: Sequence[np.ndarray], penalty: float, start: np.ndarray) -> np.ndarray:
+    """Weights minimising the mean over tasks of the mean pairwise logistic loss, plus the penalty."""
+    stacked = np.concatenate(groups)
+    task_weight = np.concatenate([np.full(len(group), 1.0 / len(group)) for group in groups]) / len(groups)
+
+    def loss(weights: np.ndarray) -> tuple[float, np.ndarray]:
+        margins = stacked @ weights
+        losses = np.logaddexp(0.0, -margins)
+        slope = -1.0 / (1.0 + np.exp(margins))
+        value = float(task_weight @ losses) + penalty * float(weights @ weights)
+        gradient = stacked.T @ (task_weight * slope) + 2 * penalty * weights
+        return value, gradient
+
+    return np.asarray(minimize(loss, start, jac=True, method="L-BFGS-B").x)
+
+
+def first_gold(scores: np.ndarray, labels: np.ndarray) -> int | None:
+    """The 1-based place of the best-placed gold row when sorted by score (ties: the dumped order)."""
+    if not labels.any():
+        return None
+    order = np.lexsort((np.arange(len(scores)), -scores))
+    return int(np.flatnonzero(labels[order])[0]) + 1
+
+
+def first_gold_file_of_definitions(task: Task, scores: np.ndarray) -> int | None:
+    """The gold file's place among the files in the order their definitions come (what a pack of
+    bodies in definition order shows first)."""
+    order = np.lexsort((np.arange(len(scores)), -scores))
+    files: list[str] = []
+    gold = {file["path"] for file in task.files if file["gold"]}
+    for index in order:
+        path = task.definitions[index]["id"].split("::", 1)[0]
+        if path not in files:
+            files.append(path)
+            if path in gold:
+                return len(files)
+    return None
+
+
+@dataclass
+class Ranks:
+    definitions: list[int | None]
+    files: list[int | None]
+    files_by_definitions: list[int | None]
+
+
+def evaluate(tasks: Sequence[Task], definition_weights: np.ndarray, file_weights: np.ndarray) -> Ranks:
+    ranks = Ranks([], [], [])
+    for task in tasks:
+        matrix, labels = definition_matrix(task)
+        scores = matrix @ definition_weights
+        ranks.definitions.append(first_gold(scores, labels))
+        ranks.files_by_definitions.append(first_gold_file_of_definitions(task, scores))
+        files, file_labels = file_matrix(task, definition_weights)
+        ranks.files.append(first_gold(files @ file_weights, file_labels))
+    return ranks
+
+
+def figures(ranks: Sequence[int | None]) -> dict[str, float]:
+    count = len(ranks) or 1
+    out = {f"@{k}": sum(1 for rank in ranks if rank is not None and rank <= k) / count for k in KS}
+    out["MRR"] = sum(1.0 / rank for rank in ranks if rank is not None) / count
+    return out
+
+
+def train(tasks: Sequence[Task], penalty: float, rng: random.Random) -> tuple[np.ndarray, np.ndarray]:
+    """Definition weights, then file weights over the file signals those make."""
+    start_definitions = vector(hand_set().definitions.weights, DEFINITION_SIGNALS)
+    groups = [g for g in (pair_differences(*definition_matrix(task), rng) for task in tasks) if g is not None]
+    definition_weights = fit(groups, penalty, start_definitions)
+    file_groups = [
+        g
+        for g in (pair_differences(*file_matrix(task, definition_weights), rng) for task in tasks)
+        if g is not None
+    ]
+    file_weights = fit(file_groups, penalty, vector(hand_set().files.weights, FILE_SIGNALS))
+    return definition_weights, file_weights
+
+
+def vector(weights: Mapping[str, float], names: Sequence[str]) -> np.ndarray:
+    return np.array([weights.get(name, 0.0) for name in names], dtype=float)
+
+
+def hand_set() -> RankModel:
+    """The weights before any training: the shipped file's, whatever it holds, is not used here;
+    these are the hand-set weights of issues #3 to #14, the baseline every learned model is held against."""
+    return RankModel.from_json(HAND_SET)
+
+
+HAND_SET: Mapping[str, Any] = {
+    "format": MODEL_FORMAT,
+    "definitions": {
+        "bm25": 0.5,
+        "pagerank": 0.3,
+        "usage": 0.2,
+        "file": 2.0,
+        "named": 0.6,
+        "namedExactly": 0.4,
+        "frame": 1.2,
+        "mentionedFile": 0.3,
+        "testVotes": 0.1,
+    },
+    "files": {"text": 2.0, "definitions": 1.0, "furtherDefinitions": 0.25},
+}
+
+
+def held_out(tasks: Sequence[Task], penalty: float) -> dict[str, Ranks]:
+    """Every repository's tasks ranked by weights learned without that repository, and by hand."""
+    by_repo: defaultdict[str, list[Task]] = defaultdict(list)
+    for task in tasks:
+        by_repo[task.repo].append(task)
+    learned = Ranks([], [], [])
+    baseline = Ranks([], [], [])
+    hand_definitions = vector(hand_set().definitions.weights, DEFINITION_SIGNALS)
+    hand_files = vector(hand_set().files.weights, FILE_SIGNALS)
+    for repo in sorted(by_repo):
+        others = [task for name, group in by_repo.items() if name != repo for task in group]
+        definition_weights, file_weights = train(others, penalty, random.Random(SEED))
+        for total, part in (
+            (learned, evaluate(by_repo[repo], definition_weights, file_weights)),
+            (baseline, evaluate(by_repo[repo], hand_definitions, hand_files)),
+        ):
+            total.definitions += part.definitions
+            total.files += part.files
+            total.files_by_definitions += part.files_by_definitions
+    return {"hand-set": baseline, "learned": learned}
+
+
+def held_out_lambdamart(tasks: Sequence[Task], penalty: float) -> Ranks:
+    """As ``held_out``, with LightGBM's LambdaMART in place of each linear model (the files' signals
+    still come from the linear definition weights): the comparison that decides whether a linear
+    model is enough."""
+    from lightgbm import LGBMRanker  # the bench extra; only this comparison needs it
+
+    by_repo: defaultdict[str, list[Task]] = defaultdict(list)
+    for task in tasks:
+        by_repo[task.repo].append(task)
+    ranks = Ranks([], [], [])
+    for repo in sorted(by_repo):
+        others = [task for name, group in by_repo.items() if name != repo for task in group]
+        definition_weights, _ = train(others, penalty, random.Random(SEED))
+        models = []
+        for matrices in (
+            [definition_matrix(task) for task in others],
+            [file_matrix(task, definition_weights) for task in others],
+        ):
+            kept = [(matrix, labels) for matrix, labels in matrices if labels.any() and len(labels) > 1]
+            model = LGBMRanker(objective="lambdarank", n_estimators=200, learning_rate=0.05, verbose=-1)
+            model.fit(
+                np.concatenate([matrix for matrix, _ in kept]),
+                np.concatenate([labels for _, labels in kept]).astype(int),
+                group=[len(labels) for _, labels in kept],
+            )
+            models.append(model)
+        for task in by_repo[repo]:
+            matrix, labels = definition_matrix(task)
+            scores = models[0].predict(matrix) if len(labels) else np.zeros(0)
+            ranks.definitions.append(first_gold(scores, labels))
+            ranks.files_by_definitions.append(first_gold_file_of_definitions(task, scores))
+            files, file_labels = file_matrix(task, definition_weights)
+            file_scores = models[1].predict(files) if len(file_labels) else np.zeros(0)
+            ranks.files.append(first_gold(file_scores, file_labels))
+    return ranks
+
+
+def report(results: Mapping[str, Ranks]) -> list[list[str]]:
+    rows = []
+    for name, ranks in results.items():
+        for level, values in (
+            ("definition", ranks.definitions),
+            ("file (file ranker)", ranks.files),
+            ("file (definition order)", ranks.files_by_definitions),
+        ):
+            found = figures(values)
+            rows.append([name, level, *(f"{100 * found[f'@{k}']:.1f}" for k in KS), f"{found['MRR']:.3f}"])
+    return rows
+
+
+def model_json(
+    definition_weights: np.ndarray, file_weights: np.ndarray, provenance: Mapping[str, Any]
+) -> dict[str, Any]:
+    return {
+        "format": MODEL_FORMAT,
+        "definitions": _named(DEFINITION_SIGNALS, definition_weights),
+        "files": _named(FILE_SIGNALS, file_weights),
+        "provenance": provenance,
+    }
+
+
+def _named(names: Sequence[str], weights: np.ndarray) -> dict[str, float]:
+    return {name: round(float(weight), 4) for name, weight in zip(names, weights, strict=True) if weight}
+
+
+def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--features", type=Path, nargs="+", required=True, help="rank_features.py dumps")
+    parser.add_argument("--tasks", type=Path, help="the task file the dumps came from (for the provenance)")
+    parser.add_argument("--never-train", type=Path, default=NEVER_TRAIN)
+    parser.add_argument(
+        "--penalty", type=float, help="the L2 penalty (chosen on held-out repositories if unset)"
+    )
+    parser.add_argument(
+        "--lambdamart", action="store_true", help="also hold LightGBM's LambdaMART against the linear model"
+    )
+    parser.add_argument("--write", type=Path, help="write the learned model here (e.g. the shipped file)")
+    return parser.parse_args(argv)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = parse_args(argv)
+    tasks = load(args.features, read_never_train(args.never_train))
+    repos = sorted({task.repo for task in tasks})
+    print(f"{len(tasks)} tasks from {len(repos)} repositories")
+    penalties = [args.penalty] if args.penalty is not None else list(PENALTIES)
+    best: tuple[float, float, dict[str, Ranks]] | None = None
+    for penalty in penalties:
+        results = held_out(tasks, penalty)
+        if args.lambdamart:
+            results = {**results, "LambdaMART": held_out_lambdamart(tasks, penalty)}
+        learned = figures(results["learned"].definitions)["MRR"] + figures(results["learned"].files)["MRR"]
+        print(f"\npenalty {penalty}: held out by repository (k = {', '.join(map(str, KS))})")
+        header = ["weights", "level", *(f"Any@{k} %" for k in KS), "MRR"]
+        print(format_table(header, report(results)))
+        if best is None or learned > best[0]:
+            best = (learned, penalty, results)
+    assert best is not None
+    _, penalty, results = best
+    print(f"\nchosen penalty: {penalty}")
+    definition_weights, file_weights = train(tasks, penalty, random.Random(SEED))
+    for names, weights in ((DEFINITION_SIGNALS, definition_weights), (FILE_SIGNALS, file_weights)):
+        print(", ".join(f"{name} {weight:+.3f}" for name, weight in zip(names, weights, strict=True)))
+    if args.write is None:
+        return 0
+    counts: defaultdict[str, int] = defaultdict(int)
+    for task in tasks:
+        counts[task.repo] += 1
+    held = {
+        name: {
+            level: figures(values) for level, values in (("definitions", r.definitions), ("files", r.files))
+        }
+        for name, r in results.items()
+    }
+    provenance = {
+        "source": "learned by bench/train_ranker.py from commit tasks (bench/commit_tasks.py TRAIN_REPOS)",
+        "date": datetime.now(timezone.utc).strftime("%Y-%m-%d"),
+        "tasks": len(tasks),
+        "repositories": pinned_heads(args.tasks, counts),
+        "penalty": penalty,
+        "heldOutByRepository": {
+            name: {level: {k: round(v, 4) for k, v in found.items()} for level, found in levels.items()}
+            for name, levels in held.items()
+        },
+    }
+    args.write.write_text(
+        json.dumps(model_json(definition_weights, file_weights, provenance), indent=2) + "\n"
+    )
+    print(f"wrote {args.write}")
+    return 0
+
+
+def pinned_heads(task_file: Path | None, counts: Mapping[str, int]) -> list[dict[str, Any]]:
+    """Each training repository with its task count and, from the task file's header, its pinned head."""
+    heads: dict[str, str] = {}
+    if task_file is not None:
+        meta = task_file.with_suffix(".meta.json")
+        if meta.exists():
+            heads = {
+                name: repo["head"] for name, repo in json.loads(meta.read_text(encoding="utf-8")).items()
+            }
+    return [
+        {"repo": repo, "head": heads.get(repo, ""), "tasks": count} for repo, count in sorted(counts.items())
+    ]
+
+
+if __name__ == "__main__":
+    sys.exit(main())

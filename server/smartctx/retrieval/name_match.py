@@ -1,0 +1,68 @@
+"""How much of a name or a path the task's own words cover.
+
+BM25 weighs a word by its rarity across the whole index; these signals instead ask of one candidate
+how much of *its name* the task says: ``Serializer`` is wholly named by a task about "serializing",
+``deconstruct`` not at all. A bug report names its subject ("the migration serializer writes …")
+far more often than it names a function, and the file or class called after that subject is where
+the fix usually is. Words are compared by their Snowball stems, so "serializing" meets
+``serializer``.
+"""
+
+from __future__ import annotations
+
+from functools import lru_cache
+from pathlib import PurePosixPath
+
+from smartctx.core.identifiers import split_identifier
+from smartctx.retrieval.query import ParsedTask
+from smartctx.retrieval.terms import stem
+
+# Words this short say nothing as part of a name (``db``, ``io``, ``v``, ``1``).
+MIN_NAME_WORD_CHARS = 3
+# A file called ``__init__``, ``mod``, ``index`` or ``main`` is named after its folder.
+_FOLDER_NAMED_FILES = frozenset({"__init__", "mod", "index", "main", "lib"})
+# Folders that name no subject (``src/``, ``lib/``, ``internal/``): passed over for the one above.
+_PLAIN_FOLDERS = frozenset({"src", "lib", "internal", "pkg", "main", "java", "app", "core"})
+
+
+def task_stems(task: ParsedTask) -> frozenset[str]:
+    """The stems of every word the task uses."""
+    return frozenset(stem(word) for word in task.words)
+
+
+def name_coverage(name: str, stems: frozenset[str]) -> float:
+    """The share of a name's words (of at least ``MIN_NAME_WORD_CHARS``) the task uses; 0 for a name
+    without such words."""
+    words = _name_stems(name)
+    if not words:
+        return 0.0
+    return sum(1 for word in words if word in stems) / len(words)
+
+
+def file_name(path: str) -> str:
+    """What a file is named after: its stem, or its folder's name for ``__init__.py`` and the like."""
+    stem_name, folders = _stem_and_folders(path)
+    if stem_name in _FOLDER_NAMED_FILES and folders:
+        return folders[-1]
+    return stem_name
+
+
+def folder_name(path: str) -> str:
+    """The folder above what the file is named after, by name (empty when there is none)."""
+    stem_name, folders = _stem_and_folders(path)
+    if stem_name in _FOLDER_NAMED_FILES:
+        folders = folders[:-1]
+    return folders[-1] if folders else ""
+
+
+def _stem_and_folders(path: str) -> tuple[str, list[str]]:
+    """A file's name without extensions, and the folders above it that name a subject."""
+    pure = PurePosixPath(path)
+    return pure.name.split(".", 1)[0], [part for part in pure.parts[:-1] if part not in _PLAIN_FOLDERS]
+
+
+@lru_cache(maxsize=65_536)
+def _name_stems(name: str) -> tuple[str, ...]:
+    return tuple(
+        dict.fromkeys(stem(word) for word in split_identifier(name) if len(word) >= MIN_NAME_WORD_CHARS)
+    )
