@@ -5,9 +5,10 @@ train``: commits of public repositories, none of them an evaluation repository):
 definition and file with its signals and whether the change edited it. Two linear models are fitted,
 one after the other, each by pairwise logistic loss within a task (every gold candidate against the
 non-gold ones, most of them from the top of today's order, each task weighing the same) with an L2
-penalty:
+penalty, every weight at least 0:
 
 1. definitions: a gold definition is one the change edited (or one whose lines hold it);
+   The weights are then scaled to the hand-set weights' scale (``rescaled``).
 2. files: a gold file is one the change modified. A file's ``definitions`` signals are its best
    definitions' own scores, so they are recomputed here with the weights of step 1 first.
 
@@ -158,7 +159,10 @@ def fit(groups: Sequence[np.ndarray], penalty: float, start: np.ndarray) -> np.n
         gradient = stacked.T @ (task_weight * slope) + 2 * penalty * weights
         return value, gradient
 
-    return np.asarray(minimize(loss, start, jac=True, method="L-BFGS-B").x)
+    # Every weight is at least 0: a signal can only add to a score, so scores stay positive (the
+    # body floor and the focus parts are shares of them) and each part reads as a reason for the item.
+    bounds = [(0.0, None)] * len(start)
+    return np.asarray(minimize(loss, start, jac=True, method="L-BFGS-B", bounds=bounds).x)
 
 
 def first_gold(scores: np.ndarray, labels: np.ndarray) -> int | None:
@@ -214,7 +218,7 @@ def train(tasks: Sequence[Task], penalty: float, rng: random.Random) -> tuple[np
     """Definition weights, then file weights over the file signals those make."""
     start_definitions = vector(hand_set().definitions.weights, DEFINITION_SIGNALS)
     groups = [g for g in (pair_differences(*definition_matrix(task), rng) for task in tasks) if g is not None]
-    definition_weights = fit(groups, penalty, start_definitions)
+    definition_weights = rescaled(fit(groups, penalty, start_definitions), start_definitions, tasks)
     file_groups = [
         g
         for g in (pair_differences(*file_matrix(task, definition_weights), rng) for task in tasks)
@@ -222,6 +226,16 @@ def train(tasks: Sequence[Task], penalty: float, rng: random.Random) -> tuple[np
     ]
     file_weights = fit(file_groups, penalty, vector(hand_set().files.weights, FILE_SIGNALS))
     return definition_weights, file_weights
+
+
+def rescaled(weights: np.ndarray, reference: np.ndarray, tasks: Sequence[Task]) -> np.ndarray:
+    """``weights`` scaled so that a task's best definition scores, on average, what it does with the
+    ``reference`` weights. Ranking does not change with the scale, but the editor's focus parts
+    (``focus.py``) are set by hand on the reference's scale, and they keep their strength on this one."""
+    matrices = [definition_matrix(task)[0] for task in tasks if task.definitions]
+    best = sum(float((matrix @ weights).max()) for matrix in matrices)
+    best_reference = sum(float((matrix @ reference).max()) for matrix in matrices)
+    return weights * (best_reference / best) if best > 0 else weights
 
 
 def vector(weights: Mapping[str, float], names: Sequence[str]) -> np.ndarray:
