@@ -1,4 +1,7 @@
-"""``file:`` URIs to workspace paths: the one gate every client-sent path passes (design.md §5)."""
+"""``file:`` URIs to workspace paths: the one gate every client-sent path passes.
+
+See architecture.md, *Safety*.
+"""
 
 from __future__ import annotations
 

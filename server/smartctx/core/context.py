@@ -1,4 +1,6 @@
-"""What a context request asks for and what a context pack holds (design.md sections 3 and 4).
+"""What a context request asks for and what a context pack holds.
+
+See architecture.md, *The pipeline* and *The protocol*.
 
 Plain frozen values; ``lsp/convert.py`` (later) and the CLI's JSON output turn them into the
 camelCase wire format, so nothing here knows JSON.
@@ -35,8 +37,9 @@ class ContextOptions:
     """Every knob of ``build_context`` with its default. Zero or missing means the default.
 
     ``max_bodies``, ``max_summaries``, ``ranked_cap`` and ``candidate_limit`` default to None: they are
-    then chosen from the budget (design.md's 5 bodies, 25 summaries, 50 ranked and 100 candidates at
-    about 4k to 8k tokens, more as the budget grows). A value the caller sets always wins.
+    then chosen from the budget (architecture.md, *The pipeline*: 5 bodies, 25 summaries, 50 ranked
+    and 100 candidates at about 4k to 8k tokens, more as the budget grows). A value the caller sets
+    always wins.
     """
 
     budget_tokens: int = 8000

@@ -26,7 +26,7 @@ class SymbolKind(str, Enum):
 
 
 class RefKind(str, Enum):
-    """How one piece of code points at another. The values are the edge kinds of design.md §2."""
+    """How one piece of code points at another: the edge kinds of architecture.md, *The index*."""
 
     CALL = "calls"
     REFERENCE = "references"

@@ -1,5 +1,5 @@
 """Secret-looking strings are replaced by ``[REDACTED]`` in everything that leaves the process
-(design.md §5).
+(architecture.md, *Safety*).
 
 Secret files are never indexed; this catches what sits inside ordinary code, docs, commit messages
 and log lines. Detection is gitleaks' rule set, ported as data (``secret_rules.json`` names its

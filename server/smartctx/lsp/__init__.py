@@ -1,1 +1,4 @@
-"""The language server (design.md §4): the only package that imports pygls and lsprotocol."""
+"""The language server: the only package that imports pygls and lsprotocol.
+
+See architecture.md, *The protocol*.
+"""

@@ -1,4 +1,6 @@
-"""The custom ``smartctx/*`` protocol (design.md §4), defined once: method names and wire shapes.
+"""The custom ``smartctx/*`` protocol, defined once: method names and wire shapes.
+
+See architecture.md, *The protocol*.
 
 Wire data is camelCase JSON; ``convert.py`` turns it into core values and back. The TypedDicts
 document the shapes for readers and for the client's mirror (``client-vscode/src/lsp_ext.ts``).
@@ -373,7 +375,7 @@ class WirePackMetadata(TypedDict):
 
 
 class _WireContextPack(TypedDict):
-    """The result of ``smartctx/contextForTask`` (design.md §4)."""
+    """The result of ``smartctx/contextForTask`` (architecture.md, *The protocol*)."""
 
     taskDescription: str
     bodies: list[WireBody]

@@ -2,8 +2,9 @@
 
 Every result carries the answer twice, as the protocol suggests: Markdown in ``content`` (what a
 model reads) and the same data as JSON in ``structuredContent`` (the pack in the wire shape of
-design.md §4, exactly what ``smartctx context --format json`` prints). Each citation also becomes a
-``resource_link`` to the file, its lines in the URI's fragment (``#L12-L40``) and its description.
+architecture.md, *The protocol*, exactly what ``smartctx context --format json`` prints). Each
+citation also becomes a ``resource_link`` to the file, its lines in the URI's fragment
+(``#L12-L40``) and its description.
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""The MCP server: the one place that wires MCP messages to the live index (design.md §1).
+"""The MCP server: the one place that wires MCP messages to the live index (architecture.md, *Code map*).
 
 An agent outside VS Code (Claude Code, Cursor, any MCP client) reaches the same engine as the
 language server through three tools (tools.py). Handlers stay thin: check the arguments, run the

@@ -1,4 +1,6 @@
-"""The context pack and an expanded node as JSON (design.md §4): camelCase keys, 1-based inclusive lines.
+"""The context pack and an expanded node as JSON: camelCase keys, 1-based inclusive lines.
+
+See architecture.md, *The protocol*.
 
 The one place they become wire data; the CLI prints it, the language server and the MCP server send
 it. ``lsp/protocol.py`` declares the shapes.

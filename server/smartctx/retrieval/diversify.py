@@ -3,7 +3,7 @@ the file map lists.
 
 The ranked list is capped; no single file may take every body slot; a symbol the task names
 verbatim gets a body slot even when it ranks lower; an item inside a chosen body is not repeated.
-Limits the caller leaves unset are chosen from the budget (``limits_for``): design.md's 5 bodies and
+Limits the caller leaves unset are chosen from the budget (``limits_for``): the 5 bodies and
 25 summaries at about 4k tokens, proportionally more above, bodies only while their score stays
 near the best one's; the pack stage then fills the budget in that order and ends with the file map.
 """
@@ -21,10 +21,10 @@ from smartctx.core.model import SymbolKind
 from smartctx.retrieval.files import RankedFile
 from smartctx.retrieval.score import ScoredNode
 
-# The limits a caller leaves unset, as design.md sets them for a budget of about 4k tokens. Above
-# it they grow faster than the budget (up to twice as fast), so that they are bounds and the
-# budget's shares (pack.py) decide: packs of small definitions would otherwise stop at the counts
-# with half their budget unused.
+# The limits a caller leaves unset, as architecture.md (*The pipeline*) sets them for a budget of
+# about 4k tokens. Above it they grow faster than the budget (up to twice as fast), so that they
+# are bounds and the budget's shares (pack.py) decide: packs of small definitions would otherwise
+# stop at the counts with half their budget unused.
 REFERENCE_BUDGET_TOKENS = 4000
 DEFAULT_BODIES = 5
 DEFAULT_SUMMARIES = 25

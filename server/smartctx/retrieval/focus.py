@@ -1,6 +1,6 @@
 """Editor focus as a personalised PageRank: where the editor is, and what the graph holds near it.
 
-The walk restarts at the files the editor names (design.md §3): the active file, with the
+The walk restarts at the files the editor names (architecture.md, *The pipeline*): the active file, with the
 definition under the cursor taking a share of its weight, the visible and the other open files,
 and the recently edited ones, weighted by how recent the edit is. A file is its module node; the
 walk spreads along calls, references, imports and inheritance both ways, and along containment up
@@ -15,8 +15,8 @@ and passes the rest to its neighbours in proportion to the edge's kind and confi
 most ``MAX_EDGES_PER_NODE`` edges each way per node (a hub's thousand callers are never all read).
 After ``PUSH_ROUNDS`` rounds the residual still held counts where it is. Bounded in rounds, nodes
 per round, edges per node and seed files, so its cost does not grow with the repository: a full PPR
-on the seeds' 2-hop neighbourhood took 12 to 22 ms here (design.md §7), and reading every edge of
-30 files' definitions took 230 ms on curl.
+on the seeds' 2-hop neighbourhood took 12 to 22 ms here (architecture.md, *Measured on these
+machines*), and reading every edge of 30 files' definitions took 230 ms on curl.
 
 Two score parts come out (score.py adds them): ``focusFile``, the share of the walk in the
 definition's file, given to the few best candidates of each file, and ``focusNear``, the

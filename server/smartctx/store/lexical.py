@@ -7,12 +7,13 @@ in one marker document committed with every change, the index generation (``meta
 commits, an index file copied without this folder), the writer builds it again from
 ``search_words``.
 
-Scoring follows FTS5's ``bm25()``, which it replaces (design.md §7, ``bench/search_engines.py``):
-one field holds each column's words repeated by the column's weight, so a term's frequency there is
-the weighted sum of its counts per column under a single saturation, as FTS5 computed it; only the
-length norm differs (of the weighted text here, of the plain text in FTS5). A query is a disjunction
-of term queries boosted by each term's weight, which tantivy answers top-k with block-max WAND: on
-django's SWE-bench Lite tasks the lexical calls of a request went from p95 165 ms to 2 ms.
+Scoring follows FTS5's ``bm25()``, which it replaces (architecture.md, *Measured on these machines*,
+``bench/search_engines.py``): one field holds each column's words repeated by the column's weight,
+so a term's frequency there is the weighted sum of its counts per column under a single saturation,
+as FTS5 computed it; only the length norm differs (of the weighted text here, of the plain text in
+FTS5). A query is a disjunction of term queries boosted by each term's weight, which tantivy answers
+top-k with block-max WAND: on django's SWE-bench Lite tasks the lexical calls of a request went from
+p95 165 ms to 2 ms.
 
 Tantivy counts a deleted document in its statistics (document frequency, average length) until a
 merge drops it, and its Python binding cannot ask for one: after updates the scores drift from those

@@ -2,7 +2,8 @@
 
 Pure functions over plain values; the writer loads the candidates and stores the answers. A
 reference's answer depends only on its own file's imports and on the definitions that carry its
-key, which is what lets the writer re-resolve just the references whose key changed (design.md §2).
+key, which is what lets the writer re-resolve just the references whose key changed
+(architecture.md, *The index*).
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ from functools import lru_cache
 
 from smartctx.core.model import RefKind, SymbolKind
 
-# Confidence of an edge by the scope that resolved it, highest first (design.md §2).
+# Confidence of an edge by the scope that resolved it, highest first (architecture.md, *The index*).
 SAME_FILE_CONFIDENCE = 1.0
 IMPORTED_NAME_CONFIDENCE = 0.9
 IMPORTED_MODULE_CONFIDENCE = 0.8

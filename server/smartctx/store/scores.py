@@ -1,7 +1,8 @@
 """Graph scores kept with the index: PageRank over the edge graph, and usage.
 
 Plain numpy/scipy over arrays the writer loads; scipy's sparse power iteration takes about a second
-on 525k nodes and 3.9M edges on these machines (design.md §7), where networkx takes 47 s.
+on 525k nodes and 3.9M edges on these machines (architecture.md, *Measured on these machines*),
+where networkx takes 47 s.
 """
 
 from __future__ import annotations
@@ -28,7 +29,8 @@ PAGERANK_EDGE_WEIGHTS: Mapping[str, float] = {
     RefKind.CONTAINS.value: 0.2,
 }
 
-# Usage counts only what uses a definition (design.md §2): calls, and other references at half.
+# Usage counts only what uses a definition (architecture.md, *The index*): calls, and other
+# references at half.
 USAGE_EDGE_WEIGHTS: Mapping[str, float] = {
     RefKind.CALL.value: 1.0,
     RefKind.REFERENCE.value: 0.5,

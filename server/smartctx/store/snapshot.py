@@ -1,8 +1,8 @@
 """A read-only, consistent view of the index for queries.
 
 Each snapshot is a read-only connection inside one read transaction: SQLite's WAL mode lets it see
-the index exactly as it was when the snapshot began while a writer carries on (design.md §2). The
-connection is the snapshot's own, or one a :class:`SnapshotPool` lends it for its lifetime.
+the index exactly as it was when the snapshot began while a writer carries on (architecture.md,
+*The index*). The connection is the snapshot's own, or one a :class:`SnapshotPool` lends it for its lifetime.
 """
 
 from __future__ import annotations
@@ -23,7 +23,8 @@ from smartctx.store.database import SEARCH_GENERATION_KEY, connect
 from smartctx.store.lexical import LexicalIndex, LexicalReader
 
 _SEARCH_TERM = re.compile(r"[a-z0-9]+")
-# A term in more than this share of rows is too common to rank with (design.md §7 measured 0.5 to 2 %),
+# A term in more than this share of rows is too common to rank with (0.5 to 2 % measured:
+# architecture.md, *Measured on these machines*),
 # unless it is in no more than MIN_COMMON_DOCUMENTS rows. The cut-off is for query time on large
 # indexes; in a workspace of a few thousand definitions 2 % is a few dozen rows, and a word in 60 of
 # 2,000 ("less" in bat's ``LessOpen``) still says which code is meant.
@@ -561,7 +562,7 @@ class IndexSnapshot:
 
         Terms are reduced to plain lowercase words here. Terms found in more than
         ``MAX_TERM_DOCUMENT_SHARE`` of rows are dropped (unless nothing else is left): they rank
-        nothing and cost most of the query time (design.md §7).
+        nothing and cost most of the query time (architecture.md, *Measured on these machines*).
         """
         terms = self._query_terms(weighted_terms)
         if not terms or limit <= 0:
