@@ -6,7 +6,8 @@ summaries over files, and lets the pack list further likely files in a file map 
 Every part of a file's score is kept, so the map can say why a file is there. As for definitions,
 the parts are signals times the weights of ``rank_model.py``: the file's whole text against the task,
 its best ranked definition's own score (without the file's text part, which the text signal already
-counts) and the next few's, and how much of its name and its folder's name the task's words cover.
+counts) and the next few's, how much of its name and its folder's name the task's words cover, and
+whether the task names the file by its path or as a module.
 """
 
 from __future__ import annotations
@@ -19,10 +20,19 @@ from smartctx.retrieval.file_kinds import FileKind
 from smartctx.retrieval.name_match import file_name, folder_name, name_coverage
 from smartctx.retrieval.rank_model import LinearWeights
 from smartctx.retrieval.score import FILE_PART, KIND_FACTORS, KIND_PART, NOT_ADDED, ScoredNode
+from smartctx.retrieval.search import SearchResult
 from smartctx.store.snapshot import NodeRow
 
 # Every signal a file can have, the names ``rank_model.json`` weighs.
-FILE_SIGNALS = ("text", "definitions", "furtherDefinitions", "fileName", "folderName")
+FILE_SIGNALS = (
+    "text",
+    "definitions",
+    "furtherDefinitions",
+    "fileName",
+    "folderName",
+    "mentionedFile",
+    "moduleNamed",
+)
 # After the best definition, the next ones count as one signal (their scores summed): a file with
 # three good matches beats one with a single match.
 FURTHER_DEFINITIONS = 2
@@ -45,7 +55,7 @@ class RankedFile:
 
 def rank_files(
     ranked: Sequence[ScoredNode],
-    file_evidence: Mapping[str, float],
+    search: SearchResult,
     kinds: Mapping[str, FileKind],
     tests_wanted: bool,
     task_stems: frozenset[str],
@@ -59,6 +69,7 @@ def rank_files(
     by_path: defaultdict[str, list[ScoredNode]] = defaultdict(list)
     for item in ranked:
         by_path[item.node.path].append(item)
+    file_evidence = search.file_evidence
     top_text = max(file_evidence.values(), default=0.0) or 1.0
     files: list[RankedFile] = []
     for path in sorted(set(by_path) | set(file_evidence)):
@@ -73,6 +84,8 @@ def rank_files(
             "furtherDefinitions": sum(own[1 : 1 + FURTHER_DEFINITIONS]),
             "fileName": name_coverage(file_name(path), task_stems),
             "folderName": name_coverage(folder_name(path), task_stems),
+            "mentionedFile": float(path in search.mentioned_files),
+            "moduleNamed": float(path in search.named_modules),
         }
         parts = weights.parts(signals)
         total = sum(parts.values())

@@ -98,7 +98,7 @@ def rank(
     )
     stems = task_stems(task)
     ranked = score(found, expansion, walked, kinds, task.mentions_tests, stems, weights.definitions)
-    files = rank_files(ranked, found.file_evidence, kinds, task.mentions_tests, stems, weights.files)
+    files = rank_files(ranked, found, kinds, task.mentions_tests, stems, weights.files)
     stage("score")
     return Ranking(found, expansion, ranked, _with_symbols(snapshot, files))
 

@@ -1,15 +1,16 @@
 """Stage 3: one score per candidate, from named signals, each explaining its share.
 
-Every candidate gets its signals (``definition_signals``): BM25 over its own text, PageRank and usage,
-each normalised over the candidate set; the whole-file lexical evidence of its file; exact mentions in
-the task (a name, a dotted name, a stack frame, a file path); how much of its name, its file's name
-and its folder's name the task's words cover; what kind of definition it is and how long; whether only
-the graph reached it; and the votes of matching tests. The weights of ``rank_model.py`` turn the
-signals into parts, and the parts add up to the score. The editor's focus (``focus.py``: a
-personalised PageRank from the editor's files) adds parts scaled by each candidate's score before it.
-A file that is not the project's own code (vendored, generated, documentation, build scripts)
-multiplies the total by its kind's factor. Every part is kept in ``parts`` so a pack can say why
-each item is there; the signals are kept too, for training (``bench/rank_features.py``).
+Every candidate gets its signals (``definition_signals``): BM25 over its own text, PageRank and
+usage, each normalised over the candidate set; the whole-file lexical evidence of its file; exact
+mentions in the task (a name, a dotted name, a stack frame, a file path, a module path); how much of
+its name, its file's name and its folder's name the task's words cover; what kind of definition it
+is and how long; whether only the graph reached it; and the votes of matching tests. The weights of
+``rank_model.py`` turn the signals into parts, and the parts add up to the score. The editor's focus
+(``focus.py``: a personalised PageRank from the editor's files) adds parts scaled by each
+candidate's score before it. A file that is not the project's own code (vendored, generated,
+documentation, build scripts) multiplies the total by its kind's factor. Every part is kept in
+``parts`` so a pack can say why each item is there; the signals are kept too, for training
+(``bench/rank_features.py``).
 
 Tests, unless the task is about them, are evidence rather than candidates: a test that matches the
 task votes for the code it calls, imports or subclasses (one graph hop), and takes no slot itself.
@@ -68,6 +69,7 @@ DEFINITION_SIGNALS = (
     "namedExactly",
     "frame",
     "mentionedFile",
+    "moduleNamed",
     "testVotes",
     "nameWords",
     "fileName",
@@ -119,6 +121,7 @@ def score(
             "namedExactly": float(node.id in search.named_exactly),
             "frame": float(node.id in search.framed),
             "mentionedFile": float(node.path in search.mentioned_files),
+            "moduleNamed": float(node.path in search.named_modules),
             "nameWords": name_coverage(node.name, task_stems),
             "fileName": name_coverage(file_name(node.path), task_stems),
             "folderName": name_coverage(folder_name(node.path), task_stems),

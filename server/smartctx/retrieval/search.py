@@ -26,6 +26,9 @@ CANDIDATES_PER_TOP_FILE = 5
 MAX_DEFINITIONS_PER_NAMED = 12
 # How many matching indexed files a path named in the task may stand for.
 MAX_FILES_PER_MENTION = 3
+# The files a dotted module path may name (``django.db.migrations.serializer``,
+# ``org.apache.commons.lang3.StringUtils``): the path's components as folders, then one of these.
+MODULE_FILE_ENDINGS = (".py", "/__init__.py", ".java", ".kt", ".scala")
 
 
 @dataclass(frozen=True)
@@ -42,6 +45,8 @@ class SearchResult:
     # Names the task uses that no definition bears but one folded into an ancestor does (nested too
     # deep to be indexed on its own): (name, line, the node whose text holds it).
     folded: tuple[tuple[str, int, NodeRow], ...] = ()
+    # Files the task names as a dotted module path (an import, a qualified name).
+    named_modules: frozenset[str] = frozenset()
 
 
 def search(snapshot: IndexSnapshot, task: ParsedTask, candidate_limit: int) -> SearchResult:
@@ -113,6 +118,7 @@ def search(snapshot: IndexSnapshot, task: ParsedTask, candidate_limit: int) -> S
             if node is not None and node.kind is not SymbolKind.MODULE:
                 framed.add(node.id)
                 nodes[node.id] = node
+    modules = {path for dotted in task.dotted_names for path in _module_paths(snapshot, dotted)}
     return SearchResult(
         lexical,
         file_evidence,
@@ -122,7 +128,22 @@ def search(snapshot: IndexSnapshot, task: ParsedTask, candidate_limit: int) -> S
         frozenset(mentioned),
         nodes,
         folded,
+        frozenset(modules),
     )
+
+
+def _module_paths(snapshot: IndexSnapshot, dotted: str) -> list[str]:
+    """The indexed files a dotted name names as a module: its longest prefix of at least two
+    components that is a module file's path (``a.b.c.D`` is ``a/b/c.py`` or ``a/b/c/__init__.py``
+    when there is no ``a/b/c/D.py``)."""
+    parts = dotted.split(".")
+    for length in range(len(parts), 1, -1):
+        base = "/".join(parts[:length])
+        for ending in MODULE_FILE_ENDINGS:
+            matches = snapshot.paths_ending_with(base + ending)
+            if matches:
+                return matches if len(matches) <= MAX_FILES_PER_MENTION else []
+    return []
 
 
 def _indexed_paths(snapshot: IndexSnapshot, path: str) -> list[str]:
