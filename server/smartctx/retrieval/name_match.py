@@ -55,10 +55,12 @@ def folder_name(path: str) -> str:
     return folders[-1] if folders else ""
 
 
-def _stem_and_folders(path: str) -> tuple[str, list[str]]:
-    """A file's name without extensions, and the folders above it that name a subject."""
+@lru_cache(maxsize=65_536)
+def _stem_and_folders(path: str) -> tuple[str, tuple[str, ...]]:
+    """A file's name without extensions, and the folders above it that name a subject (cached: a
+    request asks for each of a few hundred paths again and again)."""
     pure = PurePosixPath(path)
-    return pure.name.split(".", 1)[0], [part for part in pure.parts[:-1] if part not in _PLAIN_FOLDERS]
+    return pure.name.split(".", 1)[0], tuple(part for part in pure.parts[:-1] if part not in _PLAIN_FOLDERS)
 
 
 @lru_cache(maxsize=65_536)

@@ -28,13 +28,13 @@ class LinearWeights:
     weights: Mapping[str, float]
 
     def parts(self, signals: Mapping[str, float]) -> dict[str, float]:
-        """Each non-zero signal's contribution (weight times value), by signal name."""
-        parts: dict[str, float] = {}
-        for name, value in signals.items():
-            weight = self.weights.get(name, 0.0)
-            if value and weight:
-                parts[name] = weight * value
-        return parts
+        """Each non-zero signal's contribution (weight times value), by signal name, in the order of
+        the weights."""
+        return {
+            name: weight * value
+            for name, weight in self.weights.items()
+            if weight and (value := signals.get(name, 0.0))
+        }
 
     def weight(self, name: str) -> float:
         return self.weights.get(name, 0.0)

@@ -111,7 +111,13 @@ def score(
     top_usage = max(math.log1p(node.usage) for node in candidates) or 1.0
     top_file = max(search.file_evidence.values(), default=0.0) or 1.0
     task_parts: list[tuple[NodeRow, dict[str, float], dict[str, float]]] = []
+    # A request's candidates come from a few hundred files: each file's names are covered once.
+    path_coverage = {
+        path: (name_coverage(file_name(path), task_stems), name_coverage(folder_name(path), task_stems))
+        for path in {node.path for node in candidates}
+    }
     for node in candidates:
+        file_named, folder_named = path_coverage[node.path]
         signals = {
             "bm25": lexical[node.id] / top_lexical,
             "pagerank": node.pagerank / top_rank,
@@ -123,8 +129,8 @@ def score(
             "mentionedFile": float(node.path in search.mentioned_files),
             "moduleNamed": float(node.path in search.named_modules),
             "nameWords": name_coverage(node.name, task_stems),
-            "fileName": name_coverage(file_name(node.path), task_stems),
-            "folderName": name_coverage(folder_name(node.path), task_stems),
+            "fileName": file_named,
+            "folderName": folder_named,
             "callable": float(node.kind in _CALLABLE),
             "container": float(node.kind in _CONTAINER),
             "constant": float(node.kind is SymbolKind.CONSTANT),
