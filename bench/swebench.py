@@ -39,6 +39,7 @@ from smartctx.history.changes import GitHistory
 from smartctx.indexing.indexer import IndexConfig, Indexer
 from smartctx.indexing.sources import WorkspaceSources
 from smartctx.retrieval.pipeline import build_context, rank
+from smartctx.retrieval.rank_model import RankModel
 from smartctx.retrieval.sources import SourceReader
 from smartctx.store import lexical
 from smartctx.store.database import SEARCH_GENERATION_KEY
@@ -146,11 +147,12 @@ def run_smartctx(
     gold: Gold,
     history: GitHistory | None = None,
     cutoff: str | None = None,
+    model: RankModel | None = None,
 ) -> Result:
     options = ContextOptions(budget_tokens=budget, include_prs=history is not None, pr_cutoff=cutoff)
     request = ContextRequest(task=task, options=options)
     started = time.perf_counter()
-    pack = build_context(request, snapshot, counter, sources, history=history)
+    pack = build_context(request, snapshot, counter, sources, history=history, model=model)
     latency_ms = (time.perf_counter() - started) * 1000
     items = [
         PackItem(b.file_path, _scoring_name(b.kind, b.qualified_name), b.start_line, b.end_line, body=True)
@@ -179,12 +181,13 @@ def run_smartctx_or_miss(
     gold: Gold,
     history: GitHistory | None = None,
     cutoff: str | None = None,
+    model: RankModel | None = None,
 ) -> Result:
     """``run_smartctx``, with a pipeline failure scored as an empty pack (a miss on every count) and
     its traceback printed, so one bad instance neither ends a long run nor drops out of the mean."""
     started = time.perf_counter()
     try:
-        return run_smartctx(task, snapshot, sources, budget, counter, gold, history, cutoff)
+        return run_smartctx(task, snapshot, sources, budget, counter, gold, history, cutoff, model)
     except Exception as error:
         traceback.print_exc()
         missed = _scored([], gold, 0, (time.perf_counter() - started) * 1000)

@@ -25,6 +25,7 @@ from pathlib import Path
 from typing import IO, Any
 
 from smartctx.core.tokens import TokenCounter
+from smartctx.retrieval.rank_model import RankModel
 from smartctx.store.snapshot import IndexSnapshot
 from swebench import (
     DEFAULT_BUDGETS,
@@ -101,6 +102,7 @@ def replay(args: argparse.Namespace) -> list[dict[str, Any]]:
         and (not wanted or row["repo"] in wanted or short_name(row["repo"]) in wanted)
     ]
     counter = TokenCounter("o200k_base")
+    model = RankModel.from_json(json.loads(args.model.read_text(encoding="utf-8"))) if args.model else None
     out: list[dict[str, Any]] = []
     for instance in instances:
         tree = args.repos_dir / short_name(instance["repo"])
@@ -111,7 +113,7 @@ def replay(args: argparse.Namespace) -> list[dict[str, Any]]:
         with IndexSnapshot(args.indexes / f"{instance['instance_id']}.sqlite") as snapshot:
             gold = replace(gold, spans=gold_spans(snapshot, gold))
             for budget in args.budgets:
-                result = run_smartctx_or_miss(task, snapshot, sources, budget, counter, gold)
+                result = run_smartctx_or_miss(task, snapshot, sources, budget, counter, gold, model=model)
                 results[f"smartctx@{budget}"] = asdict(result)
         sources.close()
         row = {
@@ -226,6 +228,9 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     parser.add_argument("--repo", type=lambda text: [p for p in text.split(",") if p], default=[])
     parser.add_argument("--budgets", type=_budgets, default=DEFAULT_BUDGETS)
     parser.add_argument("--against", type=Path, help="an earlier replay's JSON, to list what changed")
+    parser.add_argument(
+        "--model", type=Path, help="ranking weights to use instead of the shipped rank_model.json"
+    )
     parser.add_argument("--out", type=Path, required=True, help="where the JSON goes")
     parser.add_argument(
         "--markdown", action="store_true", help="print the rank tables as Markdown, for bench/RESULTS.md"

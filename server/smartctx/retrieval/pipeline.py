@@ -164,12 +164,14 @@ def build_context(
     history: ChangeHistory | None = None,
     pending_files: int = 0,
     should_cancel: Callable[[], bool] | None = None,
+    model: RankModel | None = None,
 ) -> ContextPack:
-    """``history`` answers includePRs; without it such a request gets a history-unavailable warning."""
+    """``history`` answers includePRs; without it such a request gets a history-unavailable warning.
+    ``model`` is the ranking's weights, the shipped ones unless given."""
     options = request.options
     check_tokenizer(options, counter)
     stage = StageClock(should_cancel)
-    ranking = rank(request.task, snapshot, options, request.focus, sources, stage)
+    ranking = rank(request.task, snapshot, options, request.focus, sources, stage, model)
     candidates = Candidates(
         ranked=ranking.ranked,
         files=ranking.files,
