@@ -4,11 +4,10 @@ A pack that ranks definitions alone spends every slot on the first file that mat
 files too (their whole text, the best definitions ranked in them) lets diversify spread bodies and
 summaries over files, and lets the pack list further likely files in a file map at one line each.
 Every part of a file's score is kept, so the map can say why a file is there. As for definitions,
-the parts are signals times the weights of ``rank_model.py``: the file's whole text against the task,
-its best ranked definition's own score (without the file's text part, which the text signal already
-counts) and the next few's, how much of its name and its folder's name the task's words cover, and
-whether the task names the file by its path or as a module.
-"""
+the parts are signals times the weights of ``rank_model.py``: the file's whole text against the task
+(its score and its place), its best ranked definition's own score (without the file's text part,
+which the text signal already counts) and the next few's, how much of its name and its folder's name
+the task's words cover, and whether the task names the file by its path or as a module."""
 
 from __future__ import annotations
 
@@ -26,6 +25,7 @@ from smartctx.store.snapshot import NodeRow
 # Every signal a file can have, the names ``rank_model.json`` weighs.
 FILE_SIGNALS = (
     "text",
+    "textPlace",
     "definitions",
     "furtherDefinitions",
     "fileName",
@@ -80,6 +80,7 @@ def rank_files(
         own = sorted((_without_file_text(item) for item in items), reverse=True)
         signals = {
             "text": file_evidence.get(path, 0.0) / top_text,
+            "textPlace": 1.0 / search.file_places[path] if path in search.file_places else 0.0,
             "definitions": own[0] if own else 0.0,
             "furtherDefinitions": sum(own[1 : 1 + FURTHER_DEFINITIONS]),
             "fileName": name_coverage(file_name(path), task_stems),

@@ -1,16 +1,16 @@
 """Stage 3: one score per candidate, from named signals, each explaining its share.
 
-Every candidate gets its signals (``definition_signals``): BM25 over its own text, PageRank and
-usage, each normalised over the candidate set; the whole-file lexical evidence of its file; exact
-mentions in the task (a name, a dotted name, a stack frame, a file path, a module path); how much of
-its name, its file's name and its folder's name the task's words cover; what kind of definition it
-is and how long; whether only the graph reached it; and the votes of matching tests. The weights of
-``rank_model.py`` turn the signals into parts, and the parts add up to the score. The editor's focus
-(``focus.py``: a personalised PageRank from the editor's files) adds parts scaled by each
-candidate's score before it. A file that is not the project's own code (vendored, generated,
-documentation, build scripts) multiplies the total by its kind's factor. Every part is kept in
-``parts`` so a pack can say why each item is there; the signals are kept too, for training
-(``bench/rank_features.py``).
+Every candidate gets its signals (``DEFINITION_SIGNALS`` names them all): BM25 over its own text,
+PageRank and usage, each normalised over the candidate set; the whole-file lexical evidence of its
+file and its file's place in that search; exact mentions in the task (a name, a dotted name, a stack
+frame, a file path, a module path); how much of its name, its file's name and its folder's name the
+task's words cover; what kind of definition it is and how long; whether only the graph reached it;
+and the votes of matching tests. The weights of ``rank_model.py`` turn the signals into parts, and
+the parts add up to the score. The editor's focus (``focus.py``: a personalised PageRank from the
+editor's files) adds parts scaled by each candidate's score before it. A file that is not the
+project's own code (vendored, generated, documentation, build scripts) multiplies the total by its
+kind's factor. Every part is kept in ``parts`` so a pack can say why each item is there; the signals
+are kept too, for training (``bench/rank_features.py``).
 
 Tests, unless the task is about them, are evidence rather than candidates: a test that matches the
 task votes for the code it calls, imports or subclasses (one graph hop), and takes no slot itself.
@@ -65,6 +65,7 @@ DEFINITION_SIGNALS = (
     "pagerank",
     "usage",
     FILE_PART,
+    "filePlace",
     "named",
     "namedExactly",
     "frame",
@@ -123,6 +124,7 @@ def score(
             "pagerank": node.pagerank / top_rank,
             "usage": math.log1p(node.usage) / top_usage,
             FILE_PART: search.file_evidence.get(node.path, 0.0) / top_file,
+            "filePlace": 1.0 / search.file_places[node.path] if node.path in search.file_places else 0.0,
             "named": float(node.id in search.named),
             "namedExactly": float(node.id in search.named_exactly),
             "frame": float(node.id in search.framed),

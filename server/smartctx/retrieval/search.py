@@ -8,7 +8,7 @@ a stack frame or sit in a file the task names.
 from __future__ import annotations
 
 from collections import defaultdict
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from smartctx.core.model import SymbolKind
 from smartctx.retrieval.file_kinds import is_test_path
@@ -47,6 +47,9 @@ class SearchResult:
     folded: tuple[tuple[str, int, NodeRow], ...] = ()
     # Files the task names as a dotted module path (an import, a qualified name).
     named_modules: frozenset[str] = frozenset()
+    # Each file's place (1 = best) in the whole-file search: the scores of the first few files are
+    # often close, and their order still says which matched best.
+    file_places: dict[str, int] = field(default_factory=dict)
 
 
 def search(snapshot: IndexSnapshot, task: ParsedTask, candidate_limit: int) -> SearchResult:
@@ -59,6 +62,7 @@ def search(snapshot: IndexSnapshot, task: ParsedTask, candidate_limit: int) -> S
     # they do not take these places.
     seeding = [path for path in file_evidence if task.mentions_tests or not is_test_path(path)]
     top_files = set(sorted(seeding, key=lambda path: (-file_evidence[path], path))[:FILES_SEEDING_CANDIDATES])
+    places = {path: place for place, path in enumerate(file_evidence, start=1)}
     # Only the reserve's files are looked at: the first ``candidate_limit`` hits are taken whatever
     # their file.
     paths = snapshot.paths_of(hit.node_id for hit in hits[candidate_limit:])
@@ -129,6 +133,7 @@ def search(snapshot: IndexSnapshot, task: ParsedTask, candidate_limit: int) -> S
         nodes,
         folded,
         frozenset(modules),
+        places,
     )
 
 
