@@ -14,12 +14,12 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from tests.workspaces import write_tree
 
-from smartctx.core.context import ContextOptions, ContextPack, ContextRequest
+from smartctx.core.context import ContextOptions, ContextPack, ContextRequest, Focus
 from smartctx.core.tokens import TokenCounter
 from smartctx.indexing.indexer import IndexConfig, Indexer
 from smartctx.indexing.sources import WorkspaceSources
 from smartctx.output.pack_json import pack_to_wire
-from smartctx.retrieval.pipeline import build_context
+from smartctx.retrieval.pipeline import build_context, rank
 from smartctx.store.index_store import IndexStore
 
 
@@ -392,3 +392,41 @@ def test_a_file_whose_summaries_the_budget_cut_is_named_in_the_file_map(
     mapped = [entry.file_path for entry in pack.file_map]
     named = sorted(shown | set(mapped))
     assert mapped and named == [f"accounts/ledger_{number:02d}.py" for number in range(len(named))]
+
+
+PRICING = {
+    "shop/pricing.py": "def total(lines):\n    return sum(line.amount for line in lines)\n",
+    "shop/pricing_rules.py": "def rule(lines):\n    return [line.amount for line in lines]\n",
+    "shop/__init__.py": "",
+    "shop/cart/__init__.py": "class Cart:\n    pass\n",
+    "Money.java": "",
+    "src/main/java/org/shop/money/Money.java": "public class Money {\n  int cents;\n}\n",
+}
+
+
+@pytest.mark.parametrize(
+    ("task", "named"),
+    [
+        ("Amounts are rounded down after `from shop.pricing import *`", {"shop/pricing.py"}),
+        # The longest prefix that is a module wins; a package is its __init__.py.
+        ("shop.pricing.total forgets refunds", {"shop/pricing.py"}),
+        ("shop.cart.Cart drops the last line", {"shop/cart/__init__.py"}),
+        # A module path has two components at least: ``shop`` alone names no file.
+        ("Importing shop raises: see shop.__version__", set()),
+        ("org.shop.money.Money loses a cent", {"src/main/java/org/shop/money/Money.java"}),
+        # One component names no module (``Money.java`` at the root is not ``org.shop.money.Money``).
+        ("shop.pricing_v2 is gone", set()),
+    ],
+)
+def test_a_dotted_module_path_in_the_task_names_its_file(tmp_path: Path, task: str, named: set[str]) -> None:
+    root = write_tree(tmp_path / "ws", PRICING)
+    store = IndexStore(root, tmp_path / "index")
+    try:
+        Indexer(root, store, IndexConfig(workers=0)).reconcile()
+        with store.snapshot() as snapshot:
+            ranking = rank(task, snapshot, ContextOptions(), Focus(), WorkspaceSources(root))
+    finally:
+        store.close()
+    assert set(ranking.found.named_modules) == named
+    for file in ranking.files:
+        assert (file.signals.get("moduleNamed") == 1.0) == (file.path in named)

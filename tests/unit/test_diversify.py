@@ -1,0 +1,49 @@
+"""Which ranked items become bodies and in what order (retrieval/diversify.py), on made-up rankings."""
+
+from __future__ import annotations
+
+from smartctx.core.context import ContextOptions
+from smartctx.core.model import SymbolKind
+from smartctx.retrieval.diversify import diversify, limits_for
+from smartctx.retrieval.files import RankedFile
+from smartctx.retrieval.score import ScoredNode
+from smartctx.store.snapshot import NodeRow
+
+
+def scored(node_id: int, path: str, score: float) -> ScoredNode:
+    node = NodeRow(
+        id=node_id,
+        path=path,
+        language="python",
+        kind=SymbolKind.FUNCTION,
+        name=f"f{node_id}",
+        qualified_name=f"f{node_id}",
+        start_line=node_id * 10,
+        end_line=node_id * 10 + 5,
+        signature=f"def f{node_id}():",
+        doc="",
+        content_hash="",
+        parent_id=None,
+        pagerank=0.0,
+        usage=0.0,
+    )
+    return ScoredNode(node, score, {"bm25": score})
+
+
+def test_the_best_ranked_file_gives_the_first_bodies_each_file_best_first() -> None:
+    """One strong definition in a file that ranks second comes after the first file's bodies: a file
+    with several good matches and a whole text that matches ranks above it, and the pack follows."""
+    ranked = [
+        scored(1, "tools/report.py", 2.8),
+        scored(2, "accounts/ledger.py", 2.6),
+        scored(3, "accounts/ledger.py", 2.5),
+        scored(4, "misc/other.py", 2.0),
+        scored(5, "accounts/ledger.py", 1.9),
+    ]
+    files = [
+        RankedFile("accounts/ledger.py", 3.0, {}, ()),
+        RankedFile("tools/report.py", 2.8, {}, ()),
+        RankedFile("misc/other.py", 2.0, {}, ()),
+    ]
+    selection = diversify(ranked, files, limits_for(ContextOptions(budget_tokens=8000)), frozenset())
+    assert [item.node.id for item in selection.bodies] == [2, 3, 5, 1, 4]
