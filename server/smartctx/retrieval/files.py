@@ -7,7 +7,8 @@ Every part of a file's score is kept, so the map can say why a file is there. As
 the parts are signals times the weights of ``rank_model.py``: the file's whole text against the task
 (its score and its place), its best ranked definition's own score (without the file's text part,
 which the text signal already counts) and the next few's, how much of its name and its folder's name
-the task's words cover, and whether the task names the file by its path or as a module."""
+the task's words cover, and whether the task names the file by its path or as a module.
+"""
 
 from __future__ import annotations
 
