@@ -65,10 +65,22 @@ KS = (1, 3, 5, 10)
 
 @dataclass(frozen=True)
 class Task:
+    """One task's candidates as matrices, read once: rows in the dumped (today's) order."""
+
     repo: str
-    language: str
-    definitions: list[dict[str, Any]]
-    files: list[dict[str, Any]]
+    # The definitions' signals times their file's kind factor (as the score multiplies), the same
+    # without the factor (a file's ``definitions`` signals leave it out), their files' paths, labels.
+    definitions: np.ndarray
+    own_signals: np.ndarray
+    definition_paths: list[str]
+    definition_labels: np.ndarray
+    # The files' signals (``definitions`` and ``furtherDefinitions`` filled in per weights), kind
+    # factors, labels, and which definition rows belong to each file.
+    files: np.ndarray
+    file_factors: np.ndarray
+    file_labels: np.ndarray
+    file_members: list[np.ndarray]
+    gold_files: frozenset[str]
 
 
 def load(paths: Iterable[Path], never_train: frozenset[str]) -> list[Task]:
@@ -78,8 +90,36 @@ def load(paths: Iterable[Path], never_train: frozenset[str]) -> list[Task]:
             row = json.loads(line)
             if row["repo"].lower() in never_train:
                 raise SystemExit(f"{row['repo']} is in {NEVER_TRAIN}: it must never be trained on")
-            tasks.append(Task(row["repo"], row["language"], row["definitions"], row["files"]))
+            tasks.append(prepared(row))
     return tasks
+
+
+def prepared(row: Mapping[str, Any]) -> Task:
+    definitions, files = row["definitions"], row["files"]
+    own = _matrix([item["signals"] for item in definitions], DEFINITION_SIGNALS)
+    factors = np.array([_kind_factor(item) for item in definitions])
+    paths = [item["id"].split("::", 1)[0] for item in definitions]
+    rows_of: defaultdict[str, list[int]] = defaultdict(list)
+    for index, path in enumerate(paths):
+        rows_of[path].append(index)
+    return Task(
+        repo=row["repo"],
+        definitions=own * factors[:, None],
+        own_signals=own,
+        definition_paths=paths,
+        definition_labels=np.array([is_gold_definition(item) for item in definitions], dtype=bool),
+        files=_matrix([file["signals"] for file in files], FILE_SIGNALS),
+        file_factors=np.array([_kind_factor(file) for file in files]),
+        file_labels=np.array([bool(file["gold"]) for file in files], dtype=bool),
+        file_members=[np.array(rows_of.get(file["path"], []), dtype=int) for file in files],
+        gold_files=frozenset(row["goldFiles"]),
+    )
+
+
+def _matrix(signals: Sequence[Mapping[str, float]], names: Sequence[str]) -> np.ndarray:
+    return np.array([[row.get(name, 0.0) for name in names] for row in signals], dtype=float).reshape(
+        len(signals), len(names)
+    )
 
 
 def read_never_train(path: Path) -> frozenset[str]:
@@ -93,45 +133,28 @@ def is_gold_definition(item: Mapping[str, Any]) -> bool:
     return bool(item["gold"] or item["holdsGold"])
 
 
-def definition_matrix(task: Task) -> tuple[np.ndarray, np.ndarray]:
-    """The definitions' signals (times their file's kind factor, as the score multiplies) and labels."""
-    rows = np.array(
-        [
-            [
-                item["signals"].get(name, 0.0) * item["parts"].get("kindFactor", 1.0)
-                for name in DEFINITION_SIGNALS
-            ]
-            for item in task.definitions
-        ],
-        dtype=float,
-    ).reshape(len(task.definitions), len(DEFINITION_SIGNALS))
-    labels = np.array([is_gold_definition(item) for item in task.definitions], dtype=bool)
-    return rows, labels
-
-
 def _kind_factor(item: Mapping[str, Any]) -> float:
     return float(item["parts"].get("kindFactor", 1.0))
+
+
+def definition_matrix(task: Task) -> tuple[np.ndarray, np.ndarray]:
+    return task.definitions, task.definition_labels
+
+
+DEFINITIONS_COLUMN = FILE_SIGNALS.index("definitions")
+FURTHER_COLUMN = FILE_SIGNALS.index("furtherDefinitions")
 
 
 def file_matrix(task: Task, definition_weights: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """The files' signals, ``definitions`` and ``furtherDefinitions`` recomputed with the given
     definition weights, times the file's kind factor; and the labels."""
-    own_weights = (
-        np.array([0.0 if name in NOT_OWN else 1.0 for name in DEFINITION_SIGNALS]) * definition_weights
-    )
-    own: defaultdict[str, list[float]] = defaultdict(list)
-    for item in task.definitions:
-        signals = np.array([item["signals"].get(name, 0.0) for name in DEFINITION_SIGNALS])
-        own[item["id"].split("::", 1)[0]].append(float(signals @ own_weights))
-    rows = []
-    for file in task.files:
-        scores = sorted(own.get(file["path"], []), reverse=True)
-        signals = dict(file["signals"])
-        signals["definitions"] = scores[0] if scores else 0.0
-        signals["furtherDefinitions"] = sum(scores[1 : 1 + FURTHER_DEFINITIONS])
-        rows.append([signals.get(name, 0.0) * _kind_factor(file) for name in FILE_SIGNALS])
-    matrix = np.array(rows, dtype=float).reshape(len(task.files), len(FILE_SIGNALS))
-    return matrix, np.array([bool(file["gold"]) for file in task.files], dtype=bool)
+    own = task.own_signals @ (OWN_MASK * definition_weights)
+    matrix = task.files.copy()
+    for row, members in enumerate(task.file_members):
+        scores = np.sort(own[members])[::-1]
+        matrix[row, DEFINITIONS_COLUMN] = scores[0] if len(scores) else 0.0
+        matrix[row, FURTHER_COLUMN] = scores[1 : 1 + FURTHER_DEFINITIONS].sum()
+    return matrix * task.file_factors[:, None], task.file_labels
 
 
 def pair_differences(matrix: np.ndarray, labels: np.ndarray, rng: random.Random) -> np.ndarray | None:
@@ -178,12 +201,11 @@ def first_gold_file_of_definitions(task: Task, scores: np.ndarray) -> int | None
     bodies in definition order shows first)."""
     order = np.lexsort((np.arange(len(scores)), -scores))
     files: list[str] = []
-    gold = {file["path"] for file in task.files if file["gold"]}
     for index in order:
-        path = task.definitions[index]["id"].split("::", 1)[0]
+        path = task.definition_paths[index]
         if path not in files:
             files.append(path)
-            if path in gold:
+            if path in task.gold_files:
                 return len(files)
     return None
 
@@ -232,7 +254,7 @@ def rescaled(weights: np.ndarray, reference: np.ndarray, tasks: Sequence[Task]) 
     """``weights`` scaled so that a task's best definition scores, on average, what it does with the
     ``reference`` weights. Ranking does not change with the scale, but the editor's focus parts
     (``focus.py``) are set by hand on the reference's scale, and they keep their strength on this one."""
-    matrices = [definition_matrix(task)[0] for task in tasks if task.definitions]
+    matrices = [task.definitions for task in tasks if len(task.definitions)]
     best = sum(float((matrix @ weights).max()) for matrix in matrices)
     best_reference = sum(float((matrix @ reference).max()) for matrix in matrices)
     return weights * (best_reference / best) if best > 0 else weights

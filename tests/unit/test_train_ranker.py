@@ -57,7 +57,7 @@ def made_up_task(rng: random.Random, repo: str) -> dict[str, Any]:
         }
         for index in range(6)
     ]
-    return {"repo": repo, "language": "python", "definitions": definitions, "files": files}
+    return {"repo": repo, "goldFiles": [gold_path], "definitions": definitions, "files": files}
 
 
 @pytest.fixture
