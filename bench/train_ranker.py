@@ -58,7 +58,7 @@ FURTHER_DEFINITIONS = 2
 # random sample of the rest.
 TOP_NEGATIVES = 60
 RANDOM_NEGATIVES = 40
-PENALTIES = (0.001, 0.01, 0.1, 1.0)
+PENALTIES = (0.0001, 0.001, 0.01, 0.1)
 SEED = 23
 KS = (1, 3, 5, 10)
 
