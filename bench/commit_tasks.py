@@ -77,6 +77,59 @@ DEV_REPOS = (
     DevRepo("heartcombo/devise", "ruby", "7ca7ed9c174525a4d36167441b35af4a0991b6af"),
 )
 
+# The training set of the learned ranking (issue #23 item 4): tasks mined by the same rules from other
+# well-known repositories, none of them in ``../shared/bench/never_train.txt`` (the SWE-bench and dev
+# set repositories, whose tasks evaluate the model) nor a fork of one. The heads of the copies fetched
+# on 2026-12-02; this list is the source of the trained model's manifest.
+TRAIN_REPOS = (
+    DevRepo("pallets/click", "python", "2c8cd3ac958a7eb316d67f2d316c27086c4c0369"),
+    DevRepo("pallets/jinja", "python", "5ef70112a1ff19c05324ff889dd30405b1002044"),
+    DevRepo("psf/black", "python", "8947c48ef2077c3a301b03c1e814dc2e3f78436e"),
+    DevRepo("encode/httpx", "python", "ae1b9f66238f75ced3ced5e4485408435de10768"),
+    DevRepo("python-attrs/attrs", "python", "c1dc5dcba16ed827aa6dcad896b41a3afedb4e32"),
+    DevRepo("marshmallow-code/marshmallow", "python", "341b927f219205704728c05cd61f04d7e9727523"),
+    DevRepo("networkx/networkx", "python", "cfc6b79fc53f583aa15a79b2187ae30bd4f480ed"),
+    DevRepo("scrapy/scrapy", "python", "11079cb1c85b9e75a39a7269943c69d1a975d485"),
+    DevRepo("aio-libs/aiohttp", "python", "495e778360d1924da63e16dba0f0d76baf56a56a"),
+    DevRepo("tornadoweb/tornado", "python", "e530031405e2154654dedc4c84d5656b557ea310"),
+    DevRepo("pypa/pip", "python", "6d309205789d368b2749d93fd6193d584811efd5"),
+    DevRepo("sqlalchemy/alembic", "python", "20e58db01cad3432c24734e11b893303cdb687a4"),
+    DevRepo("clap-rs/clap", "rust", "6982fb1c98c7247e38a6d4f04191b94e30497e7b"),
+    DevRepo("alacritty/alacritty", "rust", "bdb72b32eeb074e3a0b8559d8ccac458237474a3"),
+    DevRepo("starship/starship", "rust", "6f33dcec91b758ccbae4ed850eaa6feabff798f9"),
+    DevRepo("typeorm/typeorm", "typescript", "281bfba42a5813b106bcf5ba79bc7f7251bd1e73"),
+    DevRepo("excalidraw/excalidraw", "typescript", "4872083c044491b6d5c96ae134a75464f96d6831"),
+    DevRepo("mermaid-js/mermaid", "typescript", "df032c942c32f805a7f4cd1cf30a565e610bc4f1"),
+    DevRepo("cli/cli", "go", "44ee17760709bedf1cad7e452e61751489b81a33"),
+    DevRepo("charmbracelet/bubbletea", "go", "73b6d91ac1c3854dd4af046ab5f9e51d3b3b4290"),
+    DevRepo("tmux/tmux", "c", "c1f947a3c5bc72a40c32dead736f84c4628791ec"),
+    DevRepo("libuv/libuv", "c", "6179e7af87413396d5853a1c3722c8b5749336c8"),
+    DevRepo("square/retrofit", "java", "0b118105fe8436791436b8bc9c95b9aa2cfd3bdd"),
+    DevRepo("rack/rack", "ruby", "8bf4eb078498edc9105fb04add80d89c5340e60b"),
+    DevRepo("sidekiq/sidekiq", "ruby", "1bb4aa06e5aa178a114a5e855f9f3d5c24f6c61b"),
+)
+
+# The pinned sets by the name ``commits.py --set`` takes.
+REPO_SETS = {"dev": DEV_REPOS, "train": TRAIN_REPOS}
+# The repositories no model may learn from, one owner/name a line ("#" starts a comment): beside the
+# repository's folder in the shared steering folder.
+NEVER_TRAIN = Path(__file__).resolve().parents[1].parent / "shared" / "bench" / "never_train.txt"
+
+
+def never_train(path: Path = NEVER_TRAIN) -> frozenset[str]:
+    """The lowercased owner/name of every repository in ``path``, or none when there is no such file."""
+    if not path.exists():
+        return frozenset()
+    lines = (line.split("#", 1)[0].strip().lower() for line in path.read_text(encoding="utf-8").splitlines())
+    return frozenset(line for line in lines if line)
+
+
+def forbidden_for_training(repos: Iterable[DevRepo], path: Path = NEVER_TRAIN) -> list[str]:
+    """The repositories of ``repos`` that ``path`` forbids to train on, or that the dev set evaluates."""
+    forbidden = never_train(path) | {repo.name.lower() for repo in DEV_REPOS}
+    return [repo.name for repo in repos if repo.name.lower() in forbidden]
+
+
 DEFAULT_PER_REPO = 20
 # Commits examined per repository before giving up on finding ``per_repo`` tasks: most skipped
 # commits are dependency bumps and docs, and 600 holds at least 20 tasks in every pinned repository.
@@ -135,9 +188,20 @@ _NOT_PROGRAM_TYPE = re.compile(r"^(docs?|tests?|ci|style|build|chore)(\([^)]*\))
 _DEPENDENCY_BOTS = ("dependabot", "renovate")
 
 # Folders whose files are tests: the usual names in Python, Go, Rust, Java, Ruby and JavaScript, plus
-# Vite's `playground/`, its end-to-end test projects.
+# Vite's `playground/`, its end-to-end test projects, and `regress/`, tmux's (and PostgreSQL's).
 _TEST_FOLDERS = frozenset(
-    {"test", "tests", "testing", "testdata", "spec", "specs", "__tests__", "__mocks__", "playground"}
+    {
+        "test",
+        "tests",
+        "testing",
+        "testdata",
+        "spec",
+        "specs",
+        "__tests__",
+        "__mocks__",
+        "playground",
+        "regress",
+    }
 )
 # File names of tests outside those folders: `foo_test.go`, `jq_test.c`, `test_foo.py`,
 # `FooTest.java`, `foo_spec.rb`, `foo.test.ts`, `foo.spec.ts`, `conftest.py`.

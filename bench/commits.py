@@ -12,6 +12,13 @@ first appears in smartctx's packs (file and function Acc@k, MRR) per language an
     .venv/bin/python bench/commits.py run --repo fd,sinatra   # a slice while iterating
     .venv/bin/python bench/commits.py run                     # the figures to report
     .venv/bin/python bench/commits.py coverage                # does the parser see these repos' code?
+
+``--set train`` does the same for the training set of the learned ranking (``TRAIN_REPOS``, issue
+#23), with its own task file, work trees and indexes; ``run --keep-indexes DIR`` keeps the indexes
+``swebench_replay.py`` ranks again:
+
+    .venv/bin/python bench/commits.py extract --set train --per-repo 25
+    .venv/bin/python bench/commits.py run --set train --budgets 8000 --keep-indexes DIR
 """
 
 from __future__ import annotations
@@ -26,8 +33,10 @@ from typing import Any
 
 from commit_tasks import (
     DEFAULT_PER_REPO,
-    DEV_REPOS,
+    REPO_SETS,
+    DevRepo,
     extract,
+    forbidden_for_training,
     is_test_path,
     load_tasks,
     meta_path,
@@ -50,10 +59,26 @@ from swebench_repos import mirror_path, short_name
 from swebench_scoring import share_within
 
 BENCH_DIR = Path(__file__).resolve().parent
-DEFAULT_TASKS = BENCH_DIR / "out" / "commit_tasks.jsonl"
-DEFAULT_OUT = BENCH_DIR / "out" / "commits.json"
-LANGUAGE_ORDER = tuple(dict.fromkeys(repo.language for repo in DEV_REPOS))
-LANGUAGE_OF_REPO = {repo.name: repo.language for repo in DEV_REPOS}
+# Each set's default files and folders: the task file, the JSON report, the work trees, the indexes
+# and the parser coverage report.
+DEFAULTS: dict[str, dict[str, Path]] = {
+    "dev": {
+        "data": BENCH_DIR / "out" / "commit_tasks.jsonl",
+        "out": BENCH_DIR / "out" / "commits.json",
+        "repos_dir": Path("/work/benchrepos/devset-repos"),
+        "index_root": Path("/work/benchrepos/devset-index"),
+        "coverage_out": BENCH_DIR / "out" / "commits_parser_coverage.json",
+    },
+    "train": {
+        "data": BENCH_DIR / "out" / "train_tasks.jsonl",
+        "out": BENCH_DIR / "out" / "commits-train.json",
+        "repos_dir": Path("/work/benchrepos/train-repos"),
+        "index_root": Path("/work/benchrepos/train-index"),
+        "coverage_out": BENCH_DIR / "out" / "commits_parser_coverage-train.json",
+    },
+}
+DEFAULT_TASKS = DEFAULTS["dev"]["data"]
+DEFAULT_OUT = DEFAULTS["dev"]["out"]
 # The issue's comparison target: the gold file among plain BM25's first ten whole files.
 BM25_TOP_K = 10
 
@@ -67,9 +92,11 @@ class CommitBench(Bench):
 
     def by_language(self) -> dict[str, dict[str, Any]]:
         """For each language and for all tasks: every system's summary and BM25's top-k file hit."""
+        repos = REPO_SETS[self.args.set]
+        language_of_repo = {repo.name: repo.language for repo in repos}
         groups = {
-            language: [row for row in self.rows if LANGUAGE_OF_REPO[row["repo"]] == language]
-            for language in LANGUAGE_ORDER
+            language: [row for row in self.rows if language_of_repo[row["repo"]] == language]
+            for language in dict.fromkeys(repo.language for repo in repos)
         }
         groups[ALL] = list(self.rows)
         figures: dict[str, dict[str, Any]] = {}
@@ -103,7 +130,7 @@ class CommitBench(Bench):
 def print_report(bench: CommitBench) -> None:
     figures = bench.by_language()
     smallest = min(bench.budgets)
-    print(f"\nCommit dev set, {len(bench.rows)} task(s); gold excludes test files")
+    print(f"\nCommit {bench.args.set} set, {len(bench.rows)} task(s); gold excludes test files")
     header = ["language", "tasks"]
     for budget in bench.budgets:
         label = _label(f"smartctx@{budget}").split("@")[1]
@@ -164,7 +191,8 @@ def run(args: argparse.Namespace) -> int:
     if not args.data.exists():
         print(f"no task file at {args.data}: run '{Path(__file__).name} extract' first", file=sys.stderr)
         return 2
-    tasks = load_tasks(args.data)
+    in_set = {repo.name for repo in REPO_SETS[args.set]}
+    tasks = [task for task in load_tasks(args.data) if task["repo"] in in_set]
     if args.repo:
         wanted = set(args.repo)
         tasks = [task for task in tasks if task["repo"] in wanted or short_name(task["repo"]) in wanted]
@@ -188,10 +216,17 @@ def run(args: argparse.Namespace) -> int:
     return 0
 
 
+def selected_repos(args: argparse.Namespace) -> list[DevRepo]:
+    """The repositories of the chosen set that ``--repo`` names (all of them without it)."""
+    wanted = set(args.repo)
+    return [repo for repo in REPO_SETS[args.set] if not wanted or {repo.name, short_name(repo.name)} & wanted]
+
+
 def run_extract(args: argparse.Namespace) -> int:
-    repos = [
-        repo for repo in DEV_REPOS if not args.repo or {repo.name, short_name(repo.name)} & set(args.repo)
-    ]
+    repos = selected_repos(args)
+    if args.set == "train" and (forbidden := forbidden_for_training(repos)):
+        print(f"never train on {', '.join(forbidden)}: remove them from TRAIN_REPOS", file=sys.stderr)
+        return 2
     started = time.perf_counter()
     selections = extract(args.mirrors_dir, repos, args.per_repo)
     write_tasks(args.data, selections)
@@ -217,8 +252,7 @@ def run_extract(args: argparse.Namespace) -> int:
 
 
 def run_coverage(args: argparse.Namespace) -> int:
-    wanted = set(args.repo)
-    repos = [repo for repo in DEV_REPOS if not wanted or {repo.name, short_name(repo.name)} & wanted]
+    repos = selected_repos(args)
     started = time.perf_counter()
     reports = [repo_coverage(repo, mirror_path(args.mirrors_dir, repo.name)) for repo in repos]
     print_coverage(reports)
@@ -245,7 +279,15 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
         default=Path("/work/.mirror"),
         help="the fetched repositories, as <owner>+<name>/repo git directories",
     )
-    common.add_argument("--data", type=Path, default=DEFAULT_TASKS, help="the task file (JSON lines)")
+    common.add_argument(
+        "--set",
+        choices=sorted(REPO_SETS),
+        default="dev",
+        help="the pinned repositories: the dev set, or the training set of the learned ranking",
+    )
+    common.add_argument(
+        "--data", type=Path, default=None, help="the task file (JSON lines; each set has its own default)"
+    )
     extract_command = commands.add_parser("extract", parents=[common], help="select the tasks from git")
     extract_command.add_argument(
         "--per-repo", type=int, default=DEFAULT_PER_REPO, help="tasks per repository"
@@ -258,16 +300,13 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     run_command.add_argument(
         "--repos-dir",
         type=Path,
-        default=Path("/work/benchrepos/devset-repos"),
+        default=None,
         help="one work tree per repository (cloned from --mirrors-dir when missing)",
     )
     run_command.add_argument(
-        "--index-root",
-        type=Path,
-        default=Path("/work/benchrepos/devset-index"),
-        help="one persistent index folder per repository",
+        "--index-root", type=Path, default=None, help="one persistent index folder per repository"
     )
-    run_command.add_argument("--out", type=Path, default=DEFAULT_OUT, help="where the JSON goes")
+    run_command.add_argument("--out", type=Path, default=None, help="where the JSON goes")
     run_command.add_argument(
         "--keep-indexes",
         type=Path,
@@ -277,10 +316,13 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     coverage_command = commands.add_parser(
         "coverage", parents=[common], help="how much of each repository's code the parser's tags capture"
     )
-    coverage_command.add_argument(
-        "--coverage-out", type=Path, default=BENCH_DIR / "out" / "commits_parser_coverage.json"
-    )
-    return parser.parse_args(argv)
+    coverage_command.add_argument("--coverage-out", type=Path, default=None)
+    args = parser.parse_args(argv)
+    # The paths left unset take the chosen set's defaults.
+    for name, default in DEFAULTS[args.set].items():
+        if getattr(args, name, default) is None:
+            setattr(args, name, default)
+    return args
 
 
 def main(argv: Sequence[str] | None = None) -> int:

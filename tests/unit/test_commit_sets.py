@@ -1,0 +1,74 @@
+"""The pinned sets of bench/commit_tasks.py: the training set never holds a repository the model is
+evaluated on, and ``commits.py --set`` picks a set with its own files (the dev set's unchanged)."""
+
+from __future__ import annotations
+
+import importlib
+from collections.abc import Iterator
+from pathlib import Path
+from types import ModuleType
+
+import pytest
+
+BENCH_DIR = Path(__file__).resolve().parents[2] / "bench"
+
+
+@pytest.fixture(scope="module")
+def bench() -> Iterator[tuple[ModuleType, ModuleType]]:
+    """``commit_tasks`` and ``commits``, imported from bench/ (which is not a package)."""
+    with pytest.MonkeyPatch.context() as patch:
+        patch.syspath_prepend(str(BENCH_DIR))
+        yield importlib.import_module("commit_tasks"), importlib.import_module("commits")
+
+
+def test_the_training_set_shares_no_repository_with_the_dev_set(bench: tuple[ModuleType, ModuleType]) -> None:
+    commit_tasks, _ = bench
+    dev = {repo.name.lower() for repo in commit_tasks.DEV_REPOS}
+    train = [repo.name.lower() for repo in commit_tasks.TRAIN_REPOS]
+    assert len(train) == len(set(train))
+    assert not dev & set(train)
+    assert commit_tasks.forbidden_for_training(commit_tasks.DEV_REPOS, Path("/nonexistent")) == [
+        repo.name for repo in commit_tasks.DEV_REPOS
+    ]
+
+
+def test_the_training_set_is_in_no_never_train_list(
+    bench: tuple[ModuleType, ModuleType], tmp_path: Path
+) -> None:
+    commit_tasks, _ = bench
+    # The shared list where it is checked out beside the repository; an absent one forbids nothing.
+    assert commit_tasks.forbidden_for_training(commit_tasks.TRAIN_REPOS) == []
+    listed = tmp_path / "never_train.txt"
+    listed.write_text("# evaluation sets\nPallets/Click  # a comment\n\nsidekiq/sidekiq\n", encoding="utf-8")
+    assert commit_tasks.never_train(listed) == {"pallets/click", "sidekiq/sidekiq"}
+    assert commit_tasks.forbidden_for_training(commit_tasks.TRAIN_REPOS, listed) == [
+        "pallets/click",
+        "sidekiq/sidekiq",
+    ]
+
+
+def test_every_pinned_repository_names_a_language_and_a_full_commit(
+    bench: tuple[ModuleType, ModuleType],
+) -> None:
+    commit_tasks, _ = bench
+    for repos in commit_tasks.REPO_SETS.values():
+        for repo in repos:
+            assert repo.language in commit_tasks.LANGUAGES, repo
+            assert len(repo.head) == 40 and int(repo.head, 16) >= 0, repo
+
+
+def test_each_set_has_its_own_files(bench: tuple[ModuleType, ModuleType]) -> None:
+    _, commits = bench
+    dev = commits.parse_args(["run"])
+    assert dev.set == "dev"
+    assert dev.data == BENCH_DIR / "out" / "commit_tasks.jsonl"
+    assert dev.out == BENCH_DIR / "out" / "commits.json"
+    assert dev.repos_dir == Path("/work/benchrepos/devset-repos")
+    assert dev.index_root == Path("/work/benchrepos/devset-index")
+    train = commits.parse_args(["run", "--set", "train", "--data", "/tmp/tasks.jsonl"])
+    assert train.data == Path("/tmp/tasks.jsonl")
+    assert train.out == BENCH_DIR / "out" / "commits-train.json"
+    assert train.repos_dir == Path("/work/benchrepos/train-repos")
+    extract = commits.parse_args(["extract", "--set", "train", "--repo", "click,sidekiq/sidekiq"])
+    assert [repo.name for repo in commits.selected_repos(extract)] == ["pallets/click", "sidekiq/sidekiq"]
+    assert commits.parse_args(["coverage"]).coverage_out == BENCH_DIR / "out" / "commits_parser_coverage.json"
