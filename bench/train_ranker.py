@@ -41,6 +41,7 @@ from typing import Any
 import numpy as np
 from scipy.optimize import minimize
 
+from commit_tasks import TRAIN_REPOS
 from smartctx.retrieval.files import FILE_SIGNALS
 from smartctx.retrieval.rank_model import MODEL_FORMAT, RankModel
 from smartctx.retrieval.score import DEFINITION_SIGNALS, FILE_PART
@@ -377,7 +378,6 @@ def _named(names: Sequence[str], weights: np.ndarray) -> dict[str, float]:
 def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--features", type=Path, nargs="+", required=True, help="rank_features.py dumps")
-    parser.add_argument("--tasks", type=Path, help="the task file the dumps came from (for the provenance)")
     parser.add_argument("--never-train", type=Path, default=NEVER_TRAIN)
     parser.add_argument(
         "--penalty", type=float, help="the L2 penalty (chosen on held-out repositories if unset)"
@@ -427,7 +427,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         "source": "learned by bench/train_ranker.py from commit tasks (bench/commit_tasks.py TRAIN_REPOS)",
         "date": datetime.now(timezone.utc).strftime("%Y-%m-%d"),
         "tasks": len(tasks),
-        "repositories": pinned_heads(args.tasks, counts),
+        "repositories": pinned_heads(counts),
         "penalty": penalty,
         "heldOutByRepository": {
             name: {level: {k: round(v, 4) for k, v in found.items()} for level, found in levels.items()}
@@ -441,15 +441,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     return 0
 
 
-def pinned_heads(task_file: Path | None, counts: Mapping[str, int]) -> list[dict[str, Any]]:
-    """Each training repository with its task count and, from the task file's header, its pinned head."""
-    heads: dict[str, str] = {}
-    if task_file is not None:
-        meta = task_file.with_suffix(".meta.json")
-        if meta.exists():
-            heads = {
-                name: repo["head"] for name, repo in json.loads(meta.read_text(encoding="utf-8")).items()
-            }
+def pinned_heads(counts: Mapping[str, int]) -> list[dict[str, Any]]:
+    """Each training repository with its pinned head (``commit_tasks.TRAIN_REPOS``) and task count."""
+    heads = {repo.name: repo.head for repo in TRAIN_REPOS}
     return [
         {"repo": repo, "head": heads.get(repo, ""), "tasks": count} for repo, count in sorted(counts.items())
     ]
