@@ -8,15 +8,17 @@ non-gold ones, most of them from the top of today's order, each task weighing th
 penalty, every weight at least 0:
 
 1. definitions: a gold definition is one the change edited (or one whose lines hold it);
-   The weights are then scaled to the hand-set weights' scale (``rescaled``).
+   The weights are then scaled to the hand-set weights' scale (``rescaled``). A signal too few
+   training tasks show (``MIN_TASKS_WITH_SIGNAL``: a stack frame, a named file or module) is not
+   fitted; it keeps its hand-set weight on that scale.
 2. files: a gold file is one the change modified. A file's ``definitions`` signals are its best
    definitions' own scores, so they are recomputed here with the weights of step 1 first.
 
-Validation holds whole repositories out, never tasks: each repository is scored by weights learned
-from the others, and the report compares that with the hand-set weights on the same tasks (the first
-gold definition's and gold file's place, Any@k and MRR). The penalty is chosen the same way. The model
-written is the one learned from all the training repositories, with its provenance: the
-repositories, their pinned heads, the task count and the held-out figures.
+Validation holds whole repositories out, never tasks: each fifth of the repositories is scored by
+weights learned from the other four fifths, and the report compares that with the hand-set weights
+on the same tasks (the first gold definition's and gold file's place, Any@k and MRR). The penalty is
+chosen the same way. The model written is the one learned from all the training repositories, with
+its provenance: the repositories, their pinned heads, the task count and the held-out figures.
 
     PYTHONPATH=server:bench .venv/bin/python bench/train_ranker.py \\
         --features /work/benchrepos/features/train.jsonl --write server/smartctx/retrieval/rank_model.json
@@ -60,7 +62,11 @@ FURTHER_DEFINITIONS = 2
 TOP_NEGATIVES = 60
 RANDOM_NEGATIVES = 40
 PENALTIES = (0.0001, 0.001, 0.01, 0.1)
+# A signal non-zero in fewer training tasks than this is not learned: it keeps its hand-set weight.
+MIN_TASKS_WITH_SIGNAL = 30
 SEED = 23
+# Validation folds; each holds out a fifth of the repositories, whole.
+REPOSITORY_FOLDS = 5
 KS = (1, 3, 5, 10)
 
 
@@ -170,8 +176,9 @@ def pair_differences(matrix: np.ndarray, labels: np.ndarray, rng: random.Random)
     return (matrix[positives][:, None, :] - matrix[chosen][None, :, :]).reshape(-1, matrix.shape[1])
 
 
-def fit(groups: Sequence[np.ndarray], penalty: float, start: np.ndarray) -> np.ndarray:
-    """Weights minimising the mean over tasks of the mean pairwise logistic loss, plus the penalty."""
+def fit(groups: Sequence[np.ndarray], penalty: float, start: np.ndarray, fixed: np.ndarray) -> np.ndarray:
+    """Weights minimising the mean over tasks of the mean pairwise logistic loss, plus the penalty;
+    the ``fixed`` ones stay at their ``start``."""
     stacked = np.concatenate(groups)
     task_weight = np.concatenate([np.full(len(group), 1.0 / len(group)) for group in groups]) / len(groups)
 
@@ -185,7 +192,7 @@ def fit(groups: Sequence[np.ndarray], penalty: float, start: np.ndarray) -> np.n
 
     # Every weight is at least 0: a signal can only add to a score, so scores stay positive (the
     # body floor and the focus parts are shares of them) and each part reads as a reason for the item.
-    bounds = [(0.0, None)] * len(start)
+    bounds = [(value, value) if held else (0.0, None) for value, held in zip(start, fixed, strict=True)]
     return np.asarray(minimize(loss, start, jac=True, method="L-BFGS-B", bounds=bounds).x)
 
 
@@ -238,17 +245,29 @@ def figures(ranks: Sequence[int | None]) -> dict[str, float]:
 
 
 def train(tasks: Sequence[Task], penalty: float, rng: random.Random) -> tuple[np.ndarray, np.ndarray]:
-    """Definition weights, then file weights over the file signals those make."""
-    start_definitions = vector(hand_set().definitions.weights, DEFINITION_SIGNALS)
+    """Definition weights, then file weights over the file signals those make. A signal too few
+    tasks show (``MIN_TASKS_WITH_SIGNAL``) is left out of the fit and keeps its hand-set weight on
+    the hand-set scale: commit messages hold no stack trace, so a weight learned from them for
+    ``frame`` would say nothing of a bug report's."""
+    hand_definitions = vector(hand_set().definitions.weights, DEFINITION_SIGNALS)
     groups = [g for g in (pair_differences(*definition_matrix(task), rng) for task in tasks) if g is not None]
-    definition_weights = rescaled(fit(groups, penalty, start_definitions), start_definitions, tasks)
-    file_groups = [
-        g
-        for g in (pair_differences(*file_matrix(task, definition_weights), rng) for task in tasks)
-        if g is not None
-    ]
-    file_weights = fit(file_groups, penalty, vector(hand_set().files.weights, FILE_SIGNALS))
-    return definition_weights, file_weights
+    rare = rare_signals([task.definitions for task in tasks])
+    fitted = rescaled(
+        fit(groups, penalty, np.where(rare, 0.0, hand_definitions), rare), hand_definitions, tasks
+    )
+    definition_weights = np.where(rare, hand_definitions, fitted)
+    hand_files = vector(hand_set().files.weights, FILE_SIGNALS)
+    file_matrices = [file_matrix(task, definition_weights) for task in tasks]
+    file_groups = [g for g in (pair_differences(*pair, rng) for pair in file_matrices) if g is not None]
+    rare_files = rare_signals([matrix for matrix, _ in file_matrices])
+    fitted_files = fit(file_groups, penalty, np.where(rare_files, 0.0, hand_files), rare_files)
+    return definition_weights, np.where(rare_files, hand_files, fitted_files)
+
+
+def rare_signals(matrices: Sequence[np.ndarray]) -> np.ndarray:
+    """Which columns are non-zero in fewer than ``MIN_TASKS_WITH_SIGNAL`` of the tasks' matrices."""
+    present = sum((np.abs(matrix).sum(axis=0) > 0).astype(int) for matrix in matrices if len(matrix))
+    return np.asarray(present < MIN_TASKS_WITH_SIGNAL)
 
 
 def rescaled(weights: np.ndarray, reference: np.ndarray, tasks: Sequence[Task]) -> np.ndarray:
@@ -267,7 +286,8 @@ def vector(weights: Mapping[str, float], names: Sequence[str]) -> np.ndarray:
 
 def hand_set() -> RankModel:
     """The weights before any training: the shipped file's, whatever it holds, is not used here;
-    these are the hand-set weights of issues #3 to #14, the baseline every learned model is held against."""
+    these are the hand-set weights of issues #3 to #14, the baseline every learned model is held
+    against, with priors for the new signals too rare to learn."""
     return RankModel.from_json(HAND_SET)
 
 
@@ -282,27 +302,49 @@ HAND_SET: Mapping[str, Any] = {
         "namedExactly": 0.4,
         "frame": 1.2,
         "mentionedFile": 0.3,
+        # New with the learned weights, too rare in commit messages to learn: a module path names a
+        # file as a file path does.
+        "moduleNamed": 0.3,
         "testVotes": 0.1,
     },
-    "files": {"text": 2.0, "definitions": 1.0, "furtherDefinitions": 0.25},
+    # A file the task names by path or module gets, as a file, what its definitions get.
+    "files": {
+        "text": 2.0,
+        "definitions": 1.0,
+        "furtherDefinitions": 0.25,
+        "mentionedFile": 0.3,
+        "moduleNamed": 0.3,
+    },
 }
+
+
+def repository_folds(tasks: Sequence[Task]) -> list[tuple[list[Task], list[Task]]]:
+    """``REPOSITORY_FOLDS`` splits of the tasks, each holding out whole repositories (every fifth of
+    them in name order) and training on the others."""
+    repos = sorted({task.repo for task in tasks})
+    folds = []
+    for fold in range(min(REPOSITORY_FOLDS, len(repos))):
+        held_repos = set(repos[fold::REPOSITORY_FOLDS])
+        folds.append(
+            (
+                [task for task in tasks if task.repo in held_repos],
+                [t for t in tasks if t.repo not in held_repos],
+            )
+        )
+    return folds
 
 
 def held_out(tasks: Sequence[Task], penalty: float) -> dict[str, Ranks]:
     """Every repository's tasks ranked by weights learned without that repository, and by hand."""
-    by_repo: defaultdict[str, list[Task]] = defaultdict(list)
-    for task in tasks:
-        by_repo[task.repo].append(task)
     learned = Ranks([], [], [])
     baseline = Ranks([], [], [])
     hand_definitions = vector(hand_set().definitions.weights, DEFINITION_SIGNALS)
     hand_files = vector(hand_set().files.weights, FILE_SIGNALS)
-    for repo in sorted(by_repo):
-        others = [task for name, group in by_repo.items() if name != repo for task in group]
+    for held, others in repository_folds(tasks):
         definition_weights, file_weights = train(others, penalty, random.Random(SEED))
         for total, part in (
-            (learned, evaluate(by_repo[repo], definition_weights, file_weights)),
-            (baseline, evaluate(by_repo[repo], hand_definitions, hand_files)),
+            (learned, evaluate(held, definition_weights, file_weights)),
+            (baseline, evaluate(held, hand_definitions, hand_files)),
         ):
             total.definitions += part.definitions
             total.files += part.files
@@ -316,12 +358,8 @@ def held_out_lambdamart(tasks: Sequence[Task], penalty: float) -> Ranks:
     model is enough."""
     import lightgbm  # the bench extra; only this comparison needs it
 
-    by_repo: defaultdict[str, list[Task]] = defaultdict(list)
-    for task in tasks:
-        by_repo[task.repo].append(task)
     ranks = Ranks([], [], [])
-    for repo in sorted(by_repo):
-        others = [task for name, group in by_repo.items() if name != repo for task in group]
+    for held, others in repository_folds(tasks):
         definition_weights, _ = train(others, penalty, random.Random(SEED))
         models = []
         for matrices in (
@@ -336,7 +374,7 @@ def held_out_lambdamart(tasks: Sequence[Task], penalty: float) -> Ranks:
             )
             params = {"objective": "lambdarank", "learning_rate": 0.05, "verbose": -1, "seed": SEED}
             models.append(lightgbm.train(params, data, num_boost_round=200))
-        for task in by_repo[repo]:
+        for task in held:
             matrix, labels = definition_matrix(task)
             scores = models[0].predict(matrix) if len(labels) else np.zeros(0)
             ranks.definitions.append(first_gold(scores, labels))
@@ -429,6 +467,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         "tasks": len(tasks),
         "repositories": pinned_heads(counts),
         "penalty": penalty,
+        "keptHandSet": {
+            "definitions": _rare_names(DEFINITION_SIGNALS, [task.definitions for task in tasks]),
+            "files": _rare_names(FILE_SIGNALS, [file_matrix(task, definition_weights)[0] for task in tasks]),
+        },
         "heldOutByRepository": {
             name: {level: {k: round(v, 4) for k, v in found.items()} for level, found in levels.items()}
             for name, levels in held.items()
@@ -439,6 +481,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     )
     print(f"wrote {args.write}")
     return 0
+
+
+def _rare_names(names: Sequence[str], matrices: Sequence[np.ndarray]) -> list[str]:
+    return [name for name, rare in zip(names, rare_signals(matrices), strict=True) if rare]
 
 
 def pinned_heads(counts: Mapping[str, int]) -> list[dict[str, Any]]:

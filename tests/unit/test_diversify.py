@@ -30,9 +30,9 @@ def scored(node_id: int, path: str, score: float) -> ScoredNode:
     return ScoredNode(node, score, {"bm25": score})
 
 
-def test_the_best_ranked_file_gives_the_first_bodies_each_file_best_first() -> None:
-    """One strong definition in a file that ranks second comes after the first file's bodies: a file
-    with several good matches and a whole text that matches ranks above it, and the pack follows."""
+def test_the_best_definition_comes_first_then_each_file_s_bodies_together() -> None:
+    """The first body is the best-scored definition; a file's bodies follow one another, best first,
+    the files in the order of their best body, whatever their place in between."""
     ranked = [
         scored(1, "tools/report.py", 2.8),
         scored(2, "accounts/ledger.py", 2.6),
@@ -46,4 +46,4 @@ def test_the_best_ranked_file_gives_the_first_bodies_each_file_best_first() -> N
         RankedFile("misc/other.py", 2.0, {}, ()),
     ]
     selection = diversify(ranked, files, limits_for(ContextOptions(budget_tokens=8000)), frozenset())
-    assert [item.node.id for item in selection.bodies] == [2, 3, 5, 1, 4]
+    assert [item.node.id for item in selection.bodies] == [1, 2, 3, 5, 4]

@@ -158,11 +158,14 @@ def diversify(
         take_body(item)
         if len(bodies) == DEFAULT_BODIES:
             floor = limits.body_score_floor * item.score
-    # The pack follows the file ranking: the best-ranked file's bodies first, each file's best first.
-    # A reader (and a model) attends most to what comes first, and the file ranking weighs a file's
-    # whole text and all its matches, where a single definition's score sees one of them.
-    file_order = {file.path: index for index, file in enumerate(files)}
-    bodies.sort(key=lambda item: (file_order.get(item.node.path, len(file_order)), -item.score, item.node.id))
+    # The first body is the definition most likely to be edited, and each file's bodies come
+    # together, best first: a file's code reads as one piece, and the file whose best definition
+    # ranks higher comes first. (Against bodies in plain score order or in the file ranking's order,
+    # on the dev sets this kept function Acc@10 and body hit at their best of the three.)
+    best_in_file: dict[str, float] = {}
+    for item in bodies:
+        best_in_file[item.node.path] = max(best_in_file.get(item.node.path, item.score), item.score)
+    bodies.sort(key=lambda item: (-best_in_file[item.node.path], item.node.path, -item.score, item.node.id))
     # Inside a body includes being that body. A second definition of a name already summarised
     # (a property's setter, an overload) would repeat its signature, so it gives way to the next.
     named_in_file = {(item.node.path, item.node.qualified_name) for item in bodies}
