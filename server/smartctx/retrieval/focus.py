@@ -89,6 +89,10 @@ class FocusRank:
     # The definitions with the most mass, loaded, best first: candidates beside the task's.
     strongest: tuple[NodeRow, ...] = ()
 
+    def is_focused(self) -> bool:
+        """Whether the walk reached anything: without it, no candidate has a focus part."""
+        return bool(self.node_share or self.file_share)
+
     def parts(self, task_scores: Sequence[tuple[NodeRow, float]]) -> dict[int, dict[str, float]]:
         """The focus parts of each candidate, given its score for the task before focus.
 

@@ -83,10 +83,23 @@ DEFINITION_SIGNALS = (
 )
 # Definitions this long or longer get the whole ``lines`` signal (its log scale's top).
 LINES_SCALE = 1000
-_CALLABLE = frozenset({SymbolKind.FUNCTION, SymbolKind.METHOD})
-_CONTAINER = frozenset(
-    {SymbolKind.CLASS, SymbolKind.STRUCT, SymbolKind.INTERFACE, SymbolKind.ENUM, SymbolKind.TRAIT}
-)
+_LOG_LINES_SCALE = math.log(LINES_SCALE)
+# The kind signals of each kind (a kind without any has none).
+_KIND_SIGNALS: Mapping[SymbolKind, Mapping[str, float]] = {
+    SymbolKind.FUNCTION: {"callable": 1.0},
+    SymbolKind.METHOD: {"callable": 1.0},
+    SymbolKind.CONSTANT: {"constant": 1.0},
+    **{
+        kind: {"container": 1.0}
+        for kind in (
+            SymbolKind.CLASS,
+            SymbolKind.STRUCT,
+            SymbolKind.INTERFACE,
+            SymbolKind.ENUM,
+            SymbolKind.TRAIT,
+        )
+    },
+}
 
 
 def score(
@@ -112,37 +125,36 @@ def score(
     top_usage = max(math.log1p(node.usage) for node in candidates) or 1.0
     top_file = max(search.file_evidence.values(), default=0.0) or 1.0
     task_parts: list[tuple[NodeRow, dict[str, float], dict[str, float]]] = []
-    # A request's candidates come from a few hundred files: each file's names are covered once.
-    path_coverage = {
-        path: (name_coverage(file_name(path), task_stems), name_coverage(folder_name(path), task_stems))
-        for path in {node.path for node in candidates}
+    # A request's candidates come from a few hundred files: each file's signals are found once.
+    per_file = {
+        path: _file_signals(path, search, top_file, task_stems) for path in {node.path for node in candidates}
     }
     for node in candidates:
-        file_named, folder_named = path_coverage[node.path]
         signals = {
+            **per_file[node.path],
+            **_KIND_SIGNALS.get(node.kind, {}),
             "bm25": lexical[node.id] / top_lexical,
             "pagerank": node.pagerank / top_rank,
             "usage": math.log1p(node.usage) / top_usage,
-            FILE_PART: search.file_evidence.get(node.path, 0.0) / top_file,
-            "filePlace": 1.0 / search.file_places[node.path] if node.path in search.file_places else 0.0,
-            "named": float(node.id in search.named),
-            "namedExactly": float(node.id in search.named_exactly),
-            "frame": float(node.id in search.framed),
-            "mentionedFile": float(node.path in search.mentioned_files),
-            "moduleNamed": float(node.path in search.named_modules),
             "nameWords": name_coverage(node.name, task_stems),
-            "fileName": file_named,
-            "folderName": folder_named,
-            "callable": float(node.kind in _CALLABLE),
-            "container": float(node.kind in _CONTAINER),
-            "constant": float(node.kind is SymbolKind.CONSTANT),
-            "lines": min(1.0, math.log(node.end_line - node.start_line + 1) / math.log(LINES_SCALE)),
-            "reached": float(expansion.reached[node.id].hops > 0),
+            "lines": min(1.0, math.log(node.end_line - node.start_line + 1) / _LOG_LINES_SCALE),
         }
+        # Most candidates have none of these: they are added only where they hold.
+        if node.id in search.named:
+            signals["named"] = 1.0
+        if node.id in search.named_exactly:
+            signals["namedExactly"] = 1.0
+        if node.id in search.framed:
+            signals["frame"] = 1.0
+        if expansion.reached[node.id].hops:
+            signals["reached"] = 1.0
         task_parts.append((node, signals, weights.parts(signals)))
     # Focus scales with the task's own score of each node, so it settles what the task leaves close
-    # and never lifts a node the task is not about over one it is.
-    focused = focus.parts([(node, total_of(parts)) for node, _, parts in task_parts])
+    # and never lifts a node the task is not about over one it is. Without focus there is nothing to
+    # scale (and a thousand totals not to add up).
+    focused = (
+        focus.parts([(node, total_of(parts)) for node, _, parts in task_parts]) if focus.is_focused() else {}
+    )
     scored: list[ScoredNode] = []
     for node, signals, parts in task_parts:
         parts.update(focused.get(node.id, {}))
@@ -155,6 +167,24 @@ def score(
     scored = [_with_kind_factor(item, kinds) for item in scored]
     scored.sort(key=lambda item: (-item.score, item.node.path, item.node.start_line, item.node.id))
     return scored
+
+
+def _file_signals(
+    path: str, search: SearchResult, top_file: float, task_stems: frozenset[str]
+) -> dict[str, float]:
+    """The signals every definition of a file shares."""
+    signals = {
+        FILE_PART: search.file_evidence.get(path, 0.0) / top_file,
+        "fileName": name_coverage(file_name(path), task_stems),
+        "folderName": name_coverage(folder_name(path), task_stems),
+    }
+    if path in search.file_places:
+        signals["filePlace"] = 1.0 / search.file_places[path]
+    if path in search.mentioned_files:
+        signals["mentionedFile"] = 1.0
+    if path in search.named_modules:
+        signals["moduleNamed"] = 1.0
+    return signals
 
 
 def total_of(parts: Mapping[str, float]) -> float:
