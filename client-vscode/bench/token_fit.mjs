@@ -3,7 +3,8 @@
 // fresh calibration and the same tasks in turn, each pack asked for at the budget of
 // smartctx.budgetTokens, from the real language server over LSP. Per pack: how many asks, its size
 // as the model counts it against the budget, its size in o200k_base tokens against the scaled budget
-// the server packed in, the scale asked at, and whether it had to be cut.
+// the server packed in, the scale asked at, and whether it had to be cut; beside it, as a baseline,
+// how the model counts the unsized pack (the same budget in o200k_base tokens, as before issue #24).
 //
 //   node client-vscode/bench/token_fit.mjs [--budget 8000] [--out FILE]
 //
@@ -91,6 +92,10 @@ async function main() {
     );
     const results = [];
     try {
+      const unsized = [];
+      for (const task of TASKS) {
+        unsized.push((await server.contextForTask({ task, options: { budgetTokens: args.budget } })).text);
+      }
       for (const model of MODELS) {
         const count = (text) => Promise.resolve(Math.ceil(text.length / model.charsPerToken));
         const store = new Map();
@@ -122,6 +127,7 @@ async function main() {
             o200kBudget: sized.pack.budgetTokens,
             tokenScale: sized.pack.metadata.tokenScale,
             trimmed: sized.pack.trimmed,
+            unsizedModelTokens: await count(unsized[index]),
           });
         }
       }
@@ -131,12 +137,12 @@ async function main() {
     for (const model of MODELS) {
       const rows = results.filter((row) => row.model === model.id);
       console.log(`\n${model.id}: one token per ${model.charsPerToken} characters, budget ${args.budget}`);
-      console.log("task  asks  model tokens  fill    o200k used / budget  scale   cut");
+      console.log("task  asks  model tokens  fill    o200k used / budget  scale   cut  unsized");
       rows.forEach((row, index) => {
         console.log(
           `${String(index + 1).padStart(4)}  ${String(row.asks).padStart(4)}  ${String(row.modelTokens).padStart(12)}  ` +
             `${percent(row.modelTokens, row.budgetTokens).padStart(6)}  ${`${row.o200kTokens} / ${row.o200kBudget}`.padStart(19)}  ` +
-            `${row.tokenScale.toFixed(3)}  ${row.cut ? "yes" : "no"}`,
+            `${row.tokenScale.toFixed(3)}  ${row.cut ? "yes" : "no "}  ${String(row.unsizedModelTokens).padStart(7)}`,
         );
       });
       const fills = rows.map((row) => row.modelTokens / row.budgetTokens);
