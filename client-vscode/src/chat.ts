@@ -1,13 +1,18 @@
 // Copilot Chat: the @smartctx participant and the #smartctx language-model tool. Each works without
-// the other; both send the pack text the server made (it fences code and labels it as data).
+// the other; both send the pack text the server made (it fences code and labels it as data), sized
+// in the tokens of the model that reads it (token_fit.ts) whenever VS Code gives that model's count.
 import * as path from "node:path";
 import * as vscode from "vscode";
 import type { Parts } from "./commands";
 import type { CitedItem } from "./citations";
+import { budgetTokens } from "./config";
 import { editorFocus } from "./focus";
 import type { ContextForTaskParams, WireContextPack, WireFocus } from "./lsp_ext";
 import { citationLocation } from "./panel";
 import type { PanelView } from "./render";
+import { settingsReader } from "./server";
+import { modelCounter, packFor, toolCounter } from "./sizing";
+import { chatBudget, tokenLine, toolBudget, type ModelCount } from "./token_fit";
 
 export const PARTICIPANT_ID = "smartctx.chat";
 export const TOOL_NAME = "smartctx";
@@ -25,10 +30,10 @@ interface ToolInput {
   focusFile?: unknown;
 }
 
-function countLine(pack: WireContextPack): string {
+function countLine(pack: WireContextPack, count: ModelCount | undefined): string {
   return (
     `${pack.bodies.length} definitions in full, ${pack.summaries.length} by signature · ` +
-    `${pack.tokensUsed.toLocaleString("en-US")} / ${pack.budgetTokens.toLocaleString("en-US")} tokens`
+    tokenLine(pack, count)
   );
 }
 
@@ -46,12 +51,12 @@ export function participantParams(request: vscode.ChatRequest, focus: WireFocus)
 
 async function answerWithModel(
   request: vscode.ChatRequest,
-  pack: WireContextPack,
+  packText: string,
   stream: vscode.ChatResponseStream,
   token: vscode.CancellationToken,
 ): Promise<boolean> {
   const messages = [
-    vscode.LanguageModelChatMessage.User(`${ANSWER_INSTRUCTIONS}\n\n${pack.text}`),
+    vscode.LanguageModelChatMessage.User(`${ANSWER_INSTRUCTIONS}\n\n${packText}`),
     vscode.LanguageModelChatMessage.User(request.prompt),
   ];
   try {
@@ -92,28 +97,38 @@ export function registerParticipant(parts: Parts): vscode.Disposable {
     const started = performance.now();
     stream.progress("Finding the code that matters…");
     const params = participantParams(request, editorFocus(parts.recent));
+    // The pack is counted by the model that answers, within a share of its input window; the panel
+    // counts with this model from now on.
+    const budget = chatBudget(budgetTokens(settingsReader()), request.model.maxInputTokens);
     let pack: WireContextPack;
+    let count: ModelCount | undefined;
     try {
-      pack = await parts.server.contextForTask(params, token);
+      ({ pack, count } = await packFor(parts, params, budget, modelCounter(request.model, token), token));
+      await parts.calibration.rememberChatModel(request.model.id);
     } catch (error) {
+      if (error instanceof vscode.CancellationError) throw error;
       const message = error instanceof Error ? error.message : String(error);
       return { errorDetails: { message } };
     }
+    const metadata = {
+      tokensUsed: count?.tokens ?? pack.tokensUsed,
+      countedBy: count?.model ?? pack.metadata.tokenizer,
+    };
     for (const item of [...pack.bodies, ...pack.summaries]) stream.reference(citationLocation(item));
     parts.server.log.info(
       `@smartctx: first reference streamed in ${(performance.now() - started).toFixed(0)} ms`,
     );
     if (pack.notFound) {
       stream.markdown("Nothing in the index matched this task. Try other words, or name a file or function.");
-      return { metadata: { tokensUsed: pack.tokensUsed } };
+      return { metadata };
     }
-    stream.markdown(`**Context** — ${countLine(pack)}\n\n`);
+    stream.markdown(`**Context** — ${countLine(pack, count)}\n\n`);
     anchorList(stream, pack.bodies);
     if (pack.impact) {
       const { target, groups, found, truncated } = pack.impact;
-      stream.markdown(
-        `**What depends on \`${target.id}\`** — ${found} found${truncated ? ", the first shown" : ""}\n\n`,
-      );
+      const shown = Object.values(groups).reduce((sum, entries) => sum + entries.length, 0);
+      const more = !truncated ? "" : shown ? ", the first shown" : ", none within the token budget";
+      stream.markdown(`**What depends on \`${target.id}\`** — ${found} found${more}\n\n`);
       const folder = target.workspaceFolder;
       for (const [group, entries] of Object.entries(groups)) {
         stream.markdown(`_${group}_\n\n`);
@@ -123,9 +138,10 @@ export function registerParticipant(parts: Parts): vscode.Disposable {
         );
       }
     }
-    const answered = await answerWithModel(request, pack, stream, token);
-    if (!answered) stream.markdown(pack.text);
-    return { metadata: { tokensUsed: pack.tokensUsed } };
+    const text = count?.text ?? pack.text;
+    const answered = await answerWithModel(request, text, stream, token);
+    if (!answered) stream.markdown(text);
+    return { metadata };
   };
   return vscode.chat.createChatParticipant(PARTICIPANT_ID, handler);
 }
@@ -172,8 +188,22 @@ export function registerTool(parts: Parts): vscode.Disposable {
       return { invocationMessage: `SmartCtx: finding the code for "${shown}"` };
     },
     async invoke(options, token) {
-      const pack = await parts.server.contextForTask(toolParams(options.input, parts), token);
-      return new vscode.LanguageModelToolResult([new vscode.LanguageModelTextPart(pack.text)]);
+      const params = toolParams(options.input, parts);
+      const tokenization = options.tokenizationOptions;
+      let text: string;
+      if (tokenization) {
+        // Sized as the chat's model counts: the budget stated (the input's, else the user's
+        // setting), never more than the chat has room for.
+        const stated =
+          typeof options.input.budgetTokens === "number" ? options.input.budgetTokens : undefined;
+        const budget = toolBudget(stated ?? budgetTokens(settingsReader()), tokenization.tokenBudget);
+        const counter = toolCounter(tokenization, token);
+        const { pack, count } = await packFor(parts, params, budget, counter, token);
+        text = count?.text ?? pack.text;
+      } else {
+        text = (await parts.server.contextForTask(params, token)).text;
+      }
+      return new vscode.LanguageModelToolResult([new vscode.LanguageModelTextPart(text)]);
     },
   };
   return vscode.lm.registerTool(TOOL_NAME, tool);

@@ -2,11 +2,14 @@
 // rust-analyzer's commands.ts): context for a task, for the symbol at the cursor, for a symbol from
 // a hover link; re-index; index status.
 import * as vscode from "vscode";
+import { budgetTokens } from "./config";
 import { editorFocus, type RecentEdits } from "./focus";
 import type { ContextForSymbolArguments, ContextForTaskParams, WireContextPack, WireNode } from "./lsp_ext";
 import type { ContextPanel } from "./panel";
-import { ServerNotRunningError, type Server } from "./server";
+import { ServerNotRunningError, settingsReader, type Server } from "./server";
+import { modelCounter, packFor, panelModel } from "./sizing";
 import { statusText } from "./status_text";
+import { tokenLine, type Calibration, type ModelCount } from "./token_fit";
 
 const MAX_PREFILL_CHARS = 2000;
 
@@ -14,6 +17,8 @@ export interface Parts {
   server: Server;
   panel: ContextPanel;
   recent: RecentEdits;
+  // Each chat model's tokens per tokenizer token, in the global state (token_fit.ts).
+  calibration: Calibration;
 }
 
 // Shows an error a person can act on; the server's messages already say what to fix.
@@ -31,12 +36,14 @@ function shortTitle(task: string): string {
   return line.length > 60 ? `${line.slice(0, 57)}…` : line;
 }
 
-// Asks for a pack under a cancellable progress notification; cancelling sends $/cancelRequest.
+// Asks for a pack under a cancellable progress notification; cancelling sends $/cancelRequest. The
+// pack is counted by the chat model @smartctx last answered with, when there is one.
 async function fetchPack(
-  server: Server,
+  parts: Parts,
   params: ContextForTaskParams,
   symbolId?: string,
-): Promise<{ pack: WireContextPack; symbol?: WireNode } | undefined> {
+): Promise<{ pack: WireContextPack; count?: ModelCount; symbol?: WireNode } | undefined> {
+  const { server } = parts;
   return vscode.window.withProgress(
     {
       location: vscode.ProgressLocation.Notification,
@@ -44,11 +51,16 @@ async function fetchPack(
       cancellable: true,
     },
     async (_progress, token) => {
-      const [pack, symbol] = await Promise.all([
-        server.contextForTask(params, token),
+      const model = await panelModel(parts);
+      const stated = params.options?.budgetTokens;
+      const budget = typeof stated === "number" ? stated : budgetTokens(settingsReader());
+      const [sized, symbol] = await Promise.all([
+        model
+          ? packFor(parts, params, budget, modelCounter(model, token), token)
+          : server.contextForTask(params, token).then((pack) => ({ pack })),
         symbolId === undefined ? Promise.resolve(undefined) : server.expand(symbolId, token),
       ]);
-      return token.isCancellationRequested ? undefined : { pack, symbol };
+      return token.isCancellationRequested ? undefined : { ...sized, symbol };
     },
   );
 }
@@ -62,7 +74,7 @@ export async function showContext(
 ): Promise<void> {
   try {
     const started = performance.now();
-    const found = await fetchPack(parts.server, params, symbolId);
+    const found = await fetchPack(parts, params, symbolId);
     if (!found) return;
     const answered = performance.now();
     const title = found.symbol
@@ -71,7 +83,7 @@ export async function showContext(
     await parts.panel.show({ title, ...found }, params);
     parts.server.log.info(
       `panel: pack in ${(answered - started).toFixed(0)} ms, rendered in ${(performance.now() - started).toFixed(0)} ms ` +
-        `(${found.pack.bodies.length} bodies, ${found.pack.summaries.length} summaries, ${found.pack.tokensUsed} tokens)`,
+        `(${found.pack.bodies.length} bodies, ${found.pack.summaries.length} summaries, ${tokenLine(found.pack, found.count)})`,
     );
   } catch (error) {
     await showError(parts.server, error);

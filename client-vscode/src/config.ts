@@ -13,9 +13,13 @@ const CONTEXT_SETTINGS = {
   maxSummaries: "maxSummaries",
   hopDepth: "hopDepth",
   tokenizer: "tokenizer",
+  tokenScale: "tokenScale",
   includePRs: "includePRs",
   includeImpact: "includeImpact",
 } as const;
+
+// package.json's default of smartctx.budgetTokens, which is also the server's.
+export const DEFAULT_BUDGET_TOKENS = 8000;
 
 // Reads one setting under "smartctx.": its value, and whether the user (or workspace) set it.
 export interface SettingsReader {
@@ -54,6 +58,13 @@ export function contextDefaults(settings: SettingsReader): ContextOptions {
     if (settings.isSet(setting) && typed) options[option] = value;
   }
   return options;
+}
+
+// The budget of a pack that a chat model counts: the client states it, in that model's tokens, so
+// it is the user's smartctx.budgetTokens or package.json's default.
+export function budgetTokens(settings: SettingsReader): number {
+  const value = settings.get("budgetTokens");
+  return typeof value === "number" && Number.isInteger(value) && value >= 1 ? value : DEFAULT_BUDGET_TOKENS;
 }
 
 // What initializationOptions and didChangeConfiguration carry. No indexDir: the server keeps each

@@ -56,7 +56,7 @@ function attachProvider(parts: Parts): vscode.ChatAttachContextProvider<PackItem
         items.push({
           label: `SmartCtx: ${current.title.replace(/^SmartCtx: /, "")} (from the panel)`,
           iconPath: ICON,
-          value: current.pack.text,
+          value: current.count?.text ?? current.pack.text,
         });
       }
       const editor = vscode.window.activeTextEditor;

@@ -20,6 +20,7 @@ import { CONTEXT_FOR_SYMBOL_COMMAND } from "./lsp_ext";
 import { ContextPanel } from "./panel";
 import { Server } from "./server";
 import { StatusBar } from "./status";
+import { Calibration } from "./token_fit";
 
 export function activate(context: vscode.ExtensionContext): void {
   const started = performance.now();
@@ -29,6 +30,7 @@ export function activate(context: vscode.ExtensionContext): void {
   const parts: Parts = {
     server,
     recent,
+    calibration: new Calibration(context.globalState),
     panel: new ContextPanel(context.extensionUri, {
       attachToChat,
       rerun: (params, symbolId) => showContext(parts, params, symbolId),

@@ -18,9 +18,12 @@ export const UNKNOWN_FIELD_WARNING = "unknown-field";
 
 // The protocol version this client is written for (protocol.py PROTOCOL_VERSION): a server must
 // send it or a later one in capabilities.experimental.smartctx.protocolVersion (none sent: 0).
-export const PROTOCOL_VERSION = 1;
+export const PROTOCOL_VERSION = 2;
 
-// The camelCase option names of contextForTask (protocol.py OPTION_FIELDS).
+// The camelCase option names of contextForTask (protocol.py OPTION_FIELDS). budgetTokens is counted
+// exactly with `tokenizer`; with tokenScale it is stated in a reader's tokens, that many per
+// tokenizer token, and the pack is made in floor(budgetTokens / tokenScale) tokenizer tokens (its
+// budgetTokens). tokenModel names that reader; the pack's metadata repeats both.
 export const OPTION_NAMES = [
   "budgetTokens",
   "maxBodies",
@@ -36,7 +39,13 @@ export const OPTION_NAMES = [
   "includeImpact",
   "impactDepth",
   "tokenizer",
+  "tokenScale",
+  "tokenModel",
 ] as const;
+
+// The range of the tokenScale option.
+export const MIN_TOKEN_SCALE = 0.1;
+export const MAX_TOKEN_SCALE = 10;
 
 export type ContextOptions = Partial<Record<(typeof OPTION_NAMES)[number], number | boolean | string>>;
 
@@ -241,7 +250,11 @@ export interface WireFreshness {
 }
 
 export interface WirePackMetadata {
+  // The tokenizer that counted tokensUsed and budgetTokens.
   tokenizer: string;
+  // The request's tokenScale (1 unless given) and tokenModel (null unless given).
+  tokenScale: number;
+  tokenModel: string | null;
   timingsMs: Record<string, number>;
   freshness: WireFreshness;
   warnings: WireWarning[];

@@ -5,6 +5,7 @@ import * as vscode from "vscode";
 import { citationTarget, type CitedItem } from "./citations";
 import type { ContextForTaskParams } from "./lsp_ext";
 import { citedItem, renderPanel, renderPanelContent, type PanelView } from "./render";
+import { statedBudget, tokenLine } from "./token_fit";
 
 export interface PanelActions {
   attachToChat(view: PanelView): Promise<void>;
@@ -118,14 +119,14 @@ export class ContextPanel implements vscode.Disposable {
         const item = citedItem(view, message.item);
         if (item) await openCitation(item);
       } else if (message.type === "copy") {
-        await vscode.env.clipboard.writeText(view.pack.text);
+        await vscode.env.clipboard.writeText(view.count?.text ?? view.pack.text);
         void vscode.window.showInformationMessage(
-          `SmartCtx: copied the pack as Markdown (${view.pack.tokensUsed.toLocaleString("en-US")} tokens).`,
+          `SmartCtx: copied the pack as Markdown (${tokenLine(view.pack, view.count)}).`,
         );
       } else if (message.type === "attach") {
         await this.actions.attachToChat(view);
       } else if (message.type === "rerun" && this.params) {
-        const options = { ...this.params.options, budgetTokens: view.pack.budgetTokens * 2 };
+        const options = { ...this.params.options, budgetTokens: statedBudget(view.pack, view.count) * 2 };
         await this.actions.rerun({ ...this.params, options }, view.symbol?.id);
       }
     } catch (error) {

@@ -18,6 +18,7 @@ import rust from "highlight.js/lib/languages/rust";
 import scala from "highlight.js/lib/languages/scala";
 import typescript from "highlight.js/lib/languages/typescript";
 import type { CitedItem } from "./citations";
+import { statedBudget, tokenLine, type ModelCount } from "./token_fit";
 import type {
   WireContextPack,
   WireFileMapEntry,
@@ -49,11 +50,12 @@ for (const [name, grammar] of Object.entries(GRAMMARS)) hljs.registerLanguage(na
 const LANGUAGE_ALIASES: Record<string, string> = { tsx: "typescript" };
 
 // What the panel shows: a pack, and for "context for symbol" the symbol itself in full first
-// (unless the pack already quotes it in full).
+// (unless the pack already quotes it in full); `count` when a chat model counted the pack.
 export interface PanelView {
   title: string;
   pack: WireContextPack;
   symbol?: WireNode;
+  count?: ModelCount;
 }
 
 // What the webview needs from VS Code to load our own files under a strict policy.
@@ -109,15 +111,13 @@ function scoreBadge(score: number, parts: Record<string, number> | undefined): s
   return `<span class="score"${title}>score ${score.toFixed(3)}</span>`;
 }
 
-export function freshnessLine(pack: WireContextPack): string {
+export function freshnessLine(pack: WireContextPack, count?: ModelCount): string {
   const fresh = pack.metadata.freshness;
   const parts = [`${fresh.indexedFiles.toLocaleString("en-US")} files indexed`];
   parts.push(fresh.pendingFiles > 0 ? `${fresh.pendingFiles.toLocaleString("en-US")} pending` : "up to date");
   if (fresh.gitHead)
     parts.push(`git ${fresh.gitHead.slice(0, 10)}${fresh.dirty ? " (uncommitted changes)" : ""}`);
-  parts.push(
-    `${pack.tokensUsed.toLocaleString("en-US")} / ${pack.budgetTokens.toLocaleString("en-US")} tokens (${pack.metadata.tokenizer})`,
-  );
+  parts.push(tokenLine(pack, count));
   return parts.join(" · ");
 }
 
@@ -207,11 +207,11 @@ ${body.recentPRs.length ? `<ul class="changes">${body.recentPRs.map((change) => 
   return `<header>
 <h1>${escapeHtml(view.title)}</h1>
 <p class="task">${escapeHtml(pack.taskDescription)}</p>
-<p class="freshness">${escapeHtml(freshnessLine(pack))}</p>
+<p class="freshness">${escapeHtml(freshnessLine(pack, view.count))}</p>
 <div class="actions">
 <button data-action="copy" title="Copy the pack as Markdown, as a model reads it">Copy as Markdown</button>
 <button data-action="attach" title="Open Copilot Chat with this pack attached">Attach to Chat</button>
-<button data-action="rerun" title="Ask again with twice the token budget">Re-run with ${(pack.budgetTokens * 2).toLocaleString("en-US")} tokens</button>
+<button data-action="rerun" title="Ask again with twice the token budget">Re-run with ${(statedBudget(pack, view.count) * 2).toLocaleString("en-US")} tokens</button>
 </div>
 ${warningsBlock(pack.metadata.warnings, pack.notFound, pack.metadata.freshness.pendingFiles)}
 </header>

@@ -124,7 +124,19 @@ def _argument_parser() -> argparse.ArgumentParser:
         "--index-dir", type=Path, help="where the index lives (default: the user cache folder)"
     )
     context.add_argument(
-        "--budget", type=_positive_int, help="token budget for the whole pack (default 8000)"
+        "--budget",
+        type=_positive_int,
+        help="token budget for the whole pack, counted exactly with --tokenizer (default 8000)",
+    )
+    context.add_argument(
+        "--token-scale",
+        type=_positive_number,
+        metavar="RATIO",
+        help=(
+            "state --budget in the tokens of a model that counts otherwise: RATIO of its tokens per"
+            " tokenizer token; the pack is made in budget / RATIO tokenizer tokens. For a model whose"
+            " tokenizer is not public, 1.25 leaves a quarter of headroom (default 1)"
+        ),
     )
     context.add_argument(
         "--max-bodies",
@@ -161,7 +173,9 @@ def _argument_parser() -> argparse.ArgumentParser:
     context.add_argument("--include-impact", action="store_true", help="add what depends on the top body")
     context.add_argument("--impact-depth", type=_positive_int, help="impact hops (default 1, max 5)")
     context.add_argument(
-        "--tokenizer", choices=TOKENIZERS, help="tokenizer to count with (default o200k_base)"
+        "--tokenizer",
+        choices=TOKENIZERS,
+        help="tiktoken encoding the budget is counted in (default o200k_base, GPT-4o's)",
     )
     context.add_argument(
         "--open",
@@ -246,6 +260,16 @@ def _positive_int(text: str) -> int:
     value = _non_negative_int(text)
     if value == 0:
         raise argparse.ArgumentTypeError("must be greater than 0")
+    return value
+
+
+def _positive_number(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a number: {text!r}") from None
+    if not value > 0:
+        raise argparse.ArgumentTypeError(f"must be a number greater than 0, got {text!r}")
     return value
 
 
@@ -418,6 +442,7 @@ def _context_command(args: argparse.Namespace) -> int:
                 "include_impact": True if args.include_impact else None,
                 "impact_depth": args.impact_depth,
                 "tokenizer": args.tokenizer,
+                "token_scale": args.token_scale,
             }
         )
     except InvalidRequestError as error:
@@ -436,7 +461,7 @@ def _context_command(args: argparse.Namespace) -> int:
                 pending = _writer_pending(lock.index_dir)
             with IndexSnapshot(lock.index_dir / INDEX_FILE_NAME) as snapshot:
                 pack = build_context(
-                    ContextRequest(task, options, focus),
+                    ContextRequest(task, options.scaled(), focus),
                     snapshot,
                     TokenCounter(options.tokenizer),
                     WorkspaceSources(root),
@@ -451,9 +476,14 @@ def _context_command(args: argparse.Namespace) -> int:
     else:
         print(redact(pack.text)[0], end="")
         trimmed = " (trimmed to fit)" if pack.trimmed else ""
+        scaled = (
+            f" (a budget of {options.budget_tokens:,} at {pack.token_scale:g} per token)"
+            if pack.token_scale != 1
+            else ""
+        )
         print(
             f"smartctx: {len(pack.bodies)} bodies, {len(pack.summaries)} summaries,"
-            f" {pack.tokens_used:,}/{pack.budget_tokens:,} {pack.tokenizer} tokens{trimmed}",
+            f" {pack.tokens_used:,}/{pack.budget_tokens:,} {pack.tokenizer} tokens{scaled}{trimmed}",
             file=sys.stderr,
         )
     return EXIT_OK

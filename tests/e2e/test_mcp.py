@@ -188,6 +188,7 @@ async def test_lists_three_tools_with_schemas_and_descriptions(shop: Path, tmp_p
     assert set(context["properties"]) == {
         "task",
         "budgetTokens",
+        "tokenScale",
         "maxBodies",
         "maxSummaries",
         "hopDepth",
@@ -197,6 +198,9 @@ async def test_lists_three_tools_with_schemas_and_descriptions(shop: Path, tmp_p
         "focusFile",
         "focusFiles",
     }
+    # The tokenizer the budget is counted in, and how to state it for a model that counts otherwise.
+    assert "o200k_base" in context["properties"]["budgetTokens"]["description"]
+    assert "headroom" in context["properties"]["tokenScale"]["description"]
     assert tools["expand_symbol"].input_schema["required"] == ["id"]
     for tool in tools.values():
         assert tool.description and len(tool.description) > 100
@@ -238,6 +242,20 @@ async def test_each_tool_answers_with_text_structured_content_and_citation_links
     assert top["filePath"] == "shop/orders.py" and "focusFile" in top["scoreParts"]
 
 
+async def test_a_token_scale_packs_the_budget_in_o200k_base_tokens(shop: Path, tmp_path: Path) -> None:
+    """An agent whose model counts 1.5 tokens per o200k_base token asks for 600 of its tokens: the
+    pack holds at most 400 o200k_base tokens and says the scale it was made at."""
+    async with mcp_server("--root", str(shop), "--index-dir", str(tmp_path / "index")) as server:
+        await server.ready()
+        task = {"task": "charge_card raises PaymentDeclined", "budgetTokens": 600}
+        scaled = _structured(await server.call("get_context_for_task", {**task, "tokenScale": 1.5}))
+        plain = _structured(await server.call("get_context_for_task", {**task, "budgetTokens": 400}))
+
+    assert scaled["budgetTokens"] == 400 and scaled["tokensUsed"] <= 400
+    assert scaled["text"] == plain["text"]
+    assert (scaled["metadata"]["tokenScale"], scaled["metadata"]["tokenizer"]) == (1.5, "o200k_base")
+
+
 async def test_a_restarted_server_says_how_many_files_its_index_holds(shop: Path, tmp_path: Path) -> None:
     """A second start finds the index up to date and checks no file again; its status still counts
     the files the index holds (it said "0 files checked")."""
@@ -258,6 +276,8 @@ async def test_a_restarted_server_says_how_many_files_its_index_holds(shop: Path
         ("get_context_for_task", {"task": "  "}, "task"),
         ("get_context_for_task", {"task": "cart", "budgetTokens": "lots"}, "budgetTokens"),
         ("get_context_for_task", {"task": "cart", "hopDepth": 9}, "hopDepth"),
+        ("get_context_for_task", {"task": "cart", "tokenScale": "double"}, "tokenScale"),
+        ("get_context_for_task", {"task": "cart", "tokenScale": 0.01}, "tokenScale"),
         ("get_context_for_task", {"task": "cart", "maxBodies": -1}, "maxBodies"),
         ("get_context_for_task", {"task": "cart", "includePRs": "yes"}, "includePRs"),
         ("get_context_for_task", {"task": "cart", "prCutoff": "last week"}, "prCutoff"),

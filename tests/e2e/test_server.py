@@ -100,6 +100,8 @@ INVALID_PARAMS = {
     "budget not a number": ({"task": DECLINED, "options": {"budgetTokens": "lots"}}, "options.budgetTokens"),
     "unknown option": ({"task": DECLINED, "options": {"colour": "blue"}}, "options.colour"),
     "cutoff not a date": ({"task": DECLINED, "options": {"prCutoff": "last tuesday"}}, "options.prCutoff"),
+    "token scale out of range": ({"task": DECLINED, "options": {"tokenScale": 40}}, "options.tokenScale"),
+    "token model not a name": ({"task": DECLINED, "options": {"tokenModel": 7}}, "options.tokenModel"),
     "focus outside the workspace": ({"task": DECLINED, "focus": {"uri": "file:///etc/passwd"}}, "focus.uri"),
     "open file outside the workspace": (
         {"task": DECLINED, "focus": {"openFiles": [{"uri": "file:///etc/passwd"}]}},
@@ -125,6 +127,33 @@ async def test_invalid_params_get_an_error_naming_the_field_and_the_server_keeps
             assert named in error.value.message
             pack = await context_for_task(client, {"task": DECLINED})
             assert pack["bodies"][0]["id"] == DECLINED_FIRST_BODY
+
+
+async def test_a_budget_stated_in_a_readers_tokens_is_packed_in_the_tokenizers(
+    client: LanguageClient, statuses: IndexStatusLog
+) -> None:
+    """A client that measured its model at 1.6 tokens per o200k_base token asks for 500 of them: the
+    pack is the one of a 312-token budget, and its metadata says for whom and at what scale. A
+    setting's tokenScale (headroom for a model nobody can count) applies when a request has none."""
+    await statuses.ready()
+    options = {"budgetTokens": 500, "maxBodies": 5}
+
+    scaled = await context_for_task(
+        client, {"task": DECLINED, "options": {**options, "tokenScale": 1.6, "tokenModel": "reader-7"}}
+    )
+    plain = await context_for_task(client, {"task": DECLINED, "options": {**options, "budgetTokens": 312}})
+    client.workspace_did_change_configuration(
+        types.DidChangeConfigurationParams(settings={"smartctx": {"contextDefaults": {"tokenScale": 1.25}}})
+    )
+    headroom = await context_for_task(client, {"task": DECLINED, "options": options})
+    client.workspace_did_change_configuration(types.DidChangeConfigurationParams(settings={"smartctx": {}}))
+
+    assert_matches(scaled, WireContextPack)
+    assert (scaled["budgetTokens"], scaled["text"]) == (312, plain["text"])
+    assert scaled["tokensUsed"] == plain["tokensUsed"] <= 312
+    assert scaled["metadata"]["tokenScale"] == 1.6 and scaled["metadata"]["tokenModel"] == "reader-7"
+    assert plain["metadata"]["tokenScale"] == 1.0 and plain["metadata"]["tokenModel"] is None
+    assert (headroom["budgetTokens"], headroom["metadata"]["tokenScale"]) == (400, 1.25)
 
 
 async def test_unknown_method_is_method_not_found(client: LanguageClient, statuses: IndexStatusLog) -> None:

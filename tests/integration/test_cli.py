@@ -329,6 +329,23 @@ def test_context_prints_a_cited_pack(tmp_path: Path) -> None:
     assert "o200k_base tokens" in result.stderr
 
 
+def test_a_token_scale_states_the_budget_in_another_models_tokens(tmp_path: Path) -> None:
+    """--budget 120 at --token-scale 1.5: a pack of at most 80 o200k_base tokens, and the summary line
+    says both budgets."""
+    root = write_tree(tmp_path / "ws", SAMPLE)
+    where = ("--root", str(root), "--index-dir", str(tmp_path / "i"))
+    task = ("context", "how is the order total priced", *where, "--budget", "120")
+    scaled = run(*task, "--token-scale", "1.5", "--format", "json")
+    plain = run(*task, "--budget", "80", "--format", "json")
+    shown = run(*task, "--token-scale", "1.5")
+
+    assert scaled.returncode == plain.returncode == shown.returncode == 0, scaled.stderr + shown.stderr
+    pack = json.loads(scaled.stdout)
+    assert (pack["budgetTokens"], pack["metadata"]["tokenScale"]) == (80, 1.5)
+    assert pack["text"] == json.loads(plain.stdout)["text"] and pack["tokensUsed"] <= 80
+    assert f"{pack['tokensUsed']}/80 o200k_base tokens (a budget of 120 at 1.5 per token)" in shown.stderr
+
+
 def test_a_reader_that_goes_away_ends_the_command_quietly(tmp_path: Path) -> None:
     """`smartctx context … | head -1`: the pipe closes before the pack is written."""
     root = write_tree(tmp_path / "ws", SAMPLE)
@@ -449,6 +466,8 @@ def test_focus_files_outside_the_workspace_are_refused(
         (("context", "  "), "the task is empty"),
         (("context", "x", "--hop-depth", "9"), "hopDepth must be a whole number from 0 to 3"),
         (("context", "x", "--budget", "abc"), "not a whole number"),
+        (("context", "x", "--token-scale", "0"), "--token-scale: must be a number greater than 0"),
+        (("context", "x", "--token-scale", "20"), "tokenScale must be a number from 0.1 to 10"),
     ],
 )
 def test_context_bad_input(args: tuple[str, ...], message: str) -> None:

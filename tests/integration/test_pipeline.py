@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import math
 import shutil
 import subprocess
 import sys
@@ -197,6 +198,18 @@ def test_small_budget_cuts_a_body_at_a_line_boundary(
         ({"tokenizer": "gpt2"}, "tokenizer must be one of o200k_base, cl100k_base"),
         ({"include_blobs": "yes"}, "includeBlobs must be true or false"),
         ({"colour": 1}, "unknown option colour"),
+        ({"token_scale": 0.05}, "tokenScale must be a number from 0.1 to 10"),
+        ({"token_scale": 11}, "tokenScale must be a number from 0.1 to 10"),
+        ({"token_scale": float("nan")}, "tokenScale must be a number from 0.1 to 10"),
+        ({"token_scale": "1.5"}, "tokenScale must be a number"),
+        ({"token_scale": True}, "tokenScale must be a number"),
+        (
+            {"budget_tokens": 900_000, "token_scale": 0.5},
+            "budgetTokens / tokenScale must be at most 1000000 o200k_base tokens",
+        ),
+        ({"token_model": "   "}, "tokenModel must be a model's name"),
+        ({"token_model": "gpt\n5"}, "tokenModel must be a model's name"),
+        ({"token_model": "m" * 201}, "tokenModel must be a model's name of 1 to 200"),
     ],
 )
 def test_malformed_options_are_clear_errors(values: dict[str, object], message: str) -> None:
@@ -206,6 +219,34 @@ def test_malformed_options_are_clear_errors(values: dict[str, object], message: 
 
 def test_zero_or_missing_options_mean_defaults() -> None:
     assert ContextOptions.from_values({"budget_tokens": 0, "max_bodies": None}) == ContextOptions()
+
+
+@pytest.mark.parametrize("scale", [0.5, 1, 1.6, 2.5])
+def test_a_scaled_budget_is_packed_as_the_budget_divided_by_the_scale(
+    store: IndexStore, workspace: Path, counter: TokenCounter, scale: float
+) -> None:
+    """The server stays exact in its own tokenizer: a budget of 400 of a reader's tokens at 1.6 of
+    them per o200k_base token is a pack of 250 o200k_base tokens, the same pack a plain budget of 250
+    gives; the scale and the reader's name are only reported."""
+    stated = 400
+    values = {"budget_tokens": stated, "token_scale": scale, "token_model": "reader-7", "max_bodies": 5}
+    options = ContextOptions.from_values(values).scaled()
+    with store.snapshot() as snapshot:
+        pack = build_context(
+            ContextRequest(RANKING_QUERIES["discount"], options),
+            snapshot,
+            counter,
+            WorkspaceSources(workspace),
+        )
+    budget = math.floor(stated / scale)
+    plain = run(store, workspace, counter, RANKING_QUERIES["discount"], budget_tokens=budget, max_bodies=5)
+
+    assert pack.budget_tokens == budget
+    assert pack.text == plain.text and pack.tokens_used == plain.tokens_used <= budget
+    assert counter.count(pack.text) == pack.tokens_used
+    scaled_metadata, plain_metadata = pack_to_wire(pack)["metadata"], pack_to_wire(plain)["metadata"]
+    assert (scaled_metadata["tokenScale"], scaled_metadata["tokenModel"]) == (scale, "reader-7")
+    assert (plain_metadata["tokenScale"], plain_metadata["tokenModel"]) == (1.0, None)
 
 
 def test_a_changed_file_is_relocated_or_dropped(tmp_path: Path, counter: TokenCounter) -> None:

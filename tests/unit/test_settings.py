@@ -23,7 +23,7 @@ CASES: dict[str, tuple[Any, Settings, list[str]]] = {
             "bufferDebounceMs": 400,
             "clientLogLevel": "info",
             "hover": False,
-            "contextDefaults": {"budgetTokens": 4000, "maxBodies": 3},
+            "contextDefaults": {"budgetTokens": 4000, "maxBodies": 3, "tokenScale": 1.25},
             "exclude": ["docs/", " *.gen.ts ", ""],
         },
         Settings(
@@ -31,7 +31,7 @@ CASES: dict[str, tuple[Any, Settings, list[str]]] = {
             buffer_debounce_ms=400,
             client_log_level="info",
             hover=False,
-            context_defaults=ContextOptions(budget_tokens=4000, max_bodies=3),
+            context_defaults=ContextOptions(budget_tokens=4000, max_bodies=3, token_scale=1.25),
             exclude=("docs/", "*.gen.ts"),
         ),
         [],
@@ -56,6 +56,16 @@ CASES: dict[str, tuple[Any, Settings, list[str]]] = {
         {"contextDefaults": {"hopDepth": 9}},
         Settings(),
         [f"{WHERE}.contextDefaults", "hopDepth"],
+    ),
+    "context defaults with a token scale of 0, the default": (
+        {"contextDefaults": {"tokenScale": 0}},
+        Settings(),
+        [],
+    ),
+    "context defaults with a token scale that is no number": (
+        {"contextDefaults": {"tokenScale": "x1.5"}},
+        Settings(),
+        [f"{WHERE}.contextDefaults", "tokenScale"],
     ),
     "context defaults with an unknown option": (
         {"contextDefaults": {"colour": "blue"}},

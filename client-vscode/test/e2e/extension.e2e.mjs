@@ -4,8 +4,20 @@
 import fs from "node:fs";
 import path from "node:path";
 import { defRange, wordPosition } from "./fixture.mjs";
+import { E2E_DIR } from "./harness.mjs";
 
 const TASK = "how does compute_total apply the discount and tax";
+
+// The scripted models and how each counts tokens (extensions/scripted-model/models.json).
+const MODELS = JSON.parse(
+  fs.readFileSync(path.join(E2E_DIR, "extensions/scripted-model/models.json"), "utf8"),
+).models;
+const SCRIPTED = MODELS.find((model) => model.id === "scripted");
+const tokensOf = (model, text) => Math.ceil(text.length / model.charsPerToken);
+// @smartctx's pack takes at most this share of the model's input window (PACK_SHARE_OF_INPUT in
+// src/token_fit.ts), within smartctx.budgetTokens (8000 here).
+const PACK_SHARE_OF_INPUT = 0.5;
+const number = (text) => Number(text.replace(/,/g, ""));
 
 export const options = {
   name: "smartctx",
@@ -117,6 +129,20 @@ export default async function scenario({ s, wb, step, selfTest, waitFor, log, mo
     const asked = fs.readFileSync(modelLog, "utf8").trim().split("\n").map(JSON.parse).at(-1);
     if (!asked.messages.some((m) => m.text.includes(cite(computeTotal))))
       throw new Error("the model was not sent the pack");
+    // The pack is sized in the scripted model's tokens: the reply names the model, its count and
+    // the budget (a share of its small input window), and the pack the model was sent is that count.
+    const shown = /by signature · ([\d,]+) \/ ([\d,]+) tokens, counted by scripted\b/.exec(text);
+    if (!shown) throw new Error(`the reply does not say the scripted model counted the pack: ${text}`);
+    const [tokens, budget] = [number(shown[1]), number(shown[2])];
+    const first = asked.messages[0].text;
+    const packText = first.slice(first.indexOf("# Context for:"));
+    const expected = Math.min(8000, Math.floor(SCRIPTED.maxInputTokens * PACK_SHARE_OF_INPUT));
+    log(`@smartctx pack: ${tokens} / ${budget} scripted tokens, ${packText.length} characters`);
+    if (budget !== expected) throw new Error(`budget ${budget}, expected ${expected}`);
+    if (tokensOf(SCRIPTED, packText) !== tokens || tokens > budget)
+      throw new Error(
+        `the model was sent ${tokensOf(SCRIPTED, packText)} tokens; the reply says ${tokens} / ${budget}`,
+      );
   });
 
   await step("07b-chat-slash-impact-lists-dependents", async () => {
@@ -130,6 +156,16 @@ export default async function scenario({ s, wb, step, selfTest, waitFor, log, mo
       throw new Error(`the impact list lacks the caller OrderService.place_order: ${text.slice(-1500)}`);
   });
 
+  await step("07c-panel-counts-with-the-chat-model", async () => {
+    // @smartctx answered with the scripted model: the panel's packs are counted by it from now on.
+    await wb.runCommand("SmartCtx: Context for Task…");
+    await wb.inputBox("Describe the task", TASK);
+    const text = await wb.webviewText("counted by scripted", { timeout: 30000 });
+    const shown = /([\d,]+) \/ 8,000 tokens, counted by scripted/.exec(text);
+    if (!shown || number(shown[1]) > 8000) throw new Error(`panel header: ${text.slice(0, 600)}`);
+    log(`panel header: ${shown[0]}`);
+  });
+
   await step("08-lm-tool-invoked-in-host", async () => {
     const report = await selfTest();
     for (const c of report.checks)
@@ -141,6 +177,25 @@ export default async function scenario({ s, wb, step, selfTest, waitFor, log, mo
           .map((c) => c.name)
           .join(", ")}`,
       );
+    // The tool's packs as each scripted model counts them (the self-test checked each fits), with
+    // what the extension logged of each: how many asks, and the pack in o200k_base tokens.
+    const rows = JSON.parse(report.checks.find((c) => c.name.startsWith("lm.invokeTool fits")).detail);
+    const logged = s
+      .readLogs(/smartctx\.smartctx\/SmartCtx\.log$/)
+      .flatMap((file) => file.text.split("\n"))
+      .filter((line) => line.includes("sized for the chat model"));
+    if (logged.length !== rows.length)
+      throw new Error(`${rows.length} tool calls, ${logged.length} sizing lines: ${logged.join("\n")}`);
+    rows.forEach((row, index) => {
+      const model = MODELS.find((m) => m.id === row.model);
+      const line = logged[index].replace(/^.*sized for /, "");
+      log(`#smartctx for ${row.model} (1 token per ${model.charsPerToken} chars), call ${row.call}: ${line}`);
+      if (tokensOf(model, "x".repeat(row.chars)) !== row.tokens || row.tokens > row.budget)
+        throw new Error(`${row.model}: ${row.tokens} / ${row.budget} tokens for ${row.chars} characters`);
+      // Once a model's packs calibrated it, its first ask fits.
+      if (row.call === 2 && !/ in 1 ask\(s\)/.test(line))
+        throw new Error(`second call asked more than once: ${line}`);
+    });
   });
 
   await step("09-unsaved-edit-changes-next-pack", async () => {
@@ -219,6 +274,11 @@ export default async function scenario({ s, wb, step, selfTest, waitFor, log, mo
       },
       { timeout: 45000, interval: 1000 },
     );
+    // The budget binds here, in the scripted model's tokens.
+    const header = await wb.webviewText("/ 600 tokens");
+    const shown = /([\d,]+) \/ 600 tokens, counted by scripted/.exec(header);
+    if (!shown || number(shown[1]) > 600) throw new Error(`panel header: ${header.slice(0, 600)}`);
+    log(`panel header at a budget of 600: ${shown[0]}`);
     const frame = await wb.webviewFrame("Other likely files");
     const entries = frame.locator("ul.file-map > li");
     mapped = await entries.first().locator("a.citation").first().innerText();

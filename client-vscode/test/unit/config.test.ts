@@ -2,8 +2,15 @@
 import { readFileSync } from "node:fs";
 import * as path from "node:path";
 import { describe, expect, it } from "vitest";
-import { contextDefaults, launchSettings, wireSettings, type SettingsReader } from "../../src/config";
-import { OPTION_NAMES } from "../../src/lsp_ext";
+import {
+  DEFAULT_BUDGET_TOKENS,
+  budgetTokens,
+  contextDefaults,
+  launchSettings,
+  wireSettings,
+  type SettingsReader,
+} from "../../src/config";
+import { MAX_TOKEN_SCALE, MIN_TOKEN_SCALE, OPTION_NAMES } from "../../src/lsp_ext";
 
 interface Contributed {
   default: unknown;
@@ -40,6 +47,7 @@ describe("wireSettings", () => {
       maxBodies: 8,
       includeImpact: true,
       tokenizer: "cl100k_base",
+      tokenScale: 1.25,
       "hover.enabled": false,
       exclude: ["docs/", 3],
       "server.logLevel": "debug",
@@ -49,7 +57,13 @@ describe("wireSettings", () => {
       hover: false,
       bufferDebounceMs: 150,
       exclude: ["docs/"],
-      contextDefaults: { budgetTokens: 16000, maxBodies: 8, includeImpact: true, tokenizer: "cl100k_base" },
+      contextDefaults: {
+        budgetTokens: 16000,
+        maxBodies: 8,
+        includeImpact: true,
+        tokenizer: "cl100k_base",
+        tokenScale: 1.25,
+      },
     });
   });
 
@@ -60,19 +74,29 @@ describe("wireSettings", () => {
       maxSummaries: 1,
       hopDepth: 1,
       tokenizer: "o200k_base",
+      tokenScale: 1,
       includePRs: true,
       includeImpact: true,
     });
     const names: readonly string[] = OPTION_NAMES;
     for (const name of Object.keys(contextDefaults(every))) expect(names).toContain(name);
-    expect(Object.keys(contextDefaults(every))).toHaveLength(7);
+    expect(Object.keys(contextDefaults(every))).toHaveLength(8);
+  });
+});
+
+describe("budgetTokens", () => {
+  it("is the user's budget, else the default", () => {
+    expect(budgetTokens(reader())).toBe(DEFAULT_BUDGET_TOKENS);
+    expect(budgetTokens(reader({ budgetTokens: 3000 }))).toBe(3000);
+    expect(budgetTokens(reader({ budgetTokens: "lots" }))).toBe(DEFAULT_BUDGET_TOKENS);
   });
 });
 
 describe("package.json settings", () => {
   // The server's own defaults and limits (server/smartctx/core/context.py ContextOptions).
   it.each([
-    ["budgetTokens", 8000, 1, 1_000_000],
+    ["budgetTokens", DEFAULT_BUDGET_TOKENS, 1, 1_000_000],
+    ["tokenScale", 1, MIN_TOKEN_SCALE, MAX_TOKEN_SCALE],
     ["maxBodies", null, 0, 200],
     ["maxSummaries", null, 0, 1000],
     ["hopDepth", 1, 0, 3],

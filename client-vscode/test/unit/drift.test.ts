@@ -99,7 +99,7 @@ describe("lsp_ext.ts mirrors protocol.py", () => {
     expect(client.interfaces[name]).toEqual(server.interfaces[name]);
   });
 
-  it("has the same method names, commands and error codes", () => {
+  it("has the same method names, commands, error codes and limits", () => {
     expect(client.constants).toEqual(server.constants);
   });
 

@@ -1,7 +1,7 @@
 """Prints server/smartctx/lsp/protocol.py as JSON for the client's drift test (drift.test.ts).
 
 Each public TypedDict becomes ``{field: {"type": <TypeScript type>, "optional": bool}}``, each
-public constant its value, and ``OPTION_FIELDS`` its camelCase names in order.
+public constant (a string or a number) its value, and ``OPTION_FIELDS`` its camelCase names in order.
 """
 
 from __future__ import annotations
@@ -48,7 +48,7 @@ def dump() -> dict[str, Any]:
                 key: {"type": typescript(hint), "optional": key in value.__optional_keys__}
                 for key, hint in hints.items()
             }
-        elif name.isupper() and isinstance(value, (str, int)) and not isinstance(value, bool):
+        elif name.isupper() and isinstance(value, (str, int, float)) and not isinstance(value, bool):
             constants[name] = value
     return {
         "interfaces": interfaces,

@@ -78,6 +78,21 @@ describe("renderPanel", () => {
     expect(html).toContain("Re-run with 16,000 tokens");
   });
 
+  it("names the chat model that counted the pack, and re-runs with twice its budget", () => {
+    const count = {
+      model: "claude-sonnet-4.5",
+      tokens: 2940,
+      budgetTokens: 3000,
+      text: pack.text,
+      asks: 1,
+      cut: false,
+    };
+    const counted = renderPanel({ ...view(pack), count }, RESOURCES);
+    expect(freshnessLine(pack, count)).toMatch(/ · 2,940 \/ 3,000 tokens, counted by claude-sonnet-4\.5$/);
+    expect(counted).toContain("2,940 / 3,000 tokens, counted by claude-sonnet-4.5");
+    expect(counted).toContain("Re-run with 6,000 tokens");
+  });
+
   it("shows warnings, a stale index and an empty result", () => {
     const stale: WireContextPack = {
       ...pack,

@@ -8,6 +8,7 @@ camelCase wire format, so nothing here knows JSON.
 
 from __future__ import annotations
 
+import math
 import re
 from dataclasses import dataclass, field, fields, replace
 from datetime import datetime
@@ -18,6 +19,14 @@ from smartctx.core.history import ImpactSection, RecentChange, parse_cutoff
 TOKENIZERS = ("o200k_base", "cl100k_base")
 MAX_HOP_DEPTH = 3
 MAX_IMPACT_DEPTH = 5
+MAX_BUDGET_TOKENS = 1_000_000
+# The reading model's tokens per tokenizer token that ``token_scale`` may state. Claude's users report
+# 1.6 to 2.1 times what o200k_base counts (anthropics/claude-code#22506), other tokenizers count
+# less; the range leaves room on both sides without letting a typo (a budget meant as a scale) pass.
+MIN_TOKEN_SCALE = 0.1
+MAX_TOKEN_SCALE = 10.0
+# A ``token_model`` is a model's name or id, shown in the pack's metadata; this is plenty for one.
+MAX_TOKEN_MODEL_CHARS = 200
 
 
 # Options that, left unset, are chosen from the budget rather than fixed.
@@ -40,6 +49,12 @@ class ContextOptions:
     then chosen from the budget (architecture.md, *The pipeline*: 5 bodies, 25 summaries, 50 ranked
     and 100 candidates at about 4k to 8k tokens, more as the budget grows). A value the caller sets
     always wins.
+
+    ``budget_tokens`` is stated in the reading model's tokens, ``token_scale`` of them per token of
+    ``tokenizer`` (1 when the reader counts as the tokenizer does). The pipeline packs exactly in the
+    tokenizer's own tokens, so a request is packed with :meth:`scaled`'s options: a scaled budget is
+    an ordinary budget. ``token_model`` names the model the budget was stated for; like the scale, it
+    only travels to the pack's metadata.
     """
 
     budget_tokens: int = 8000
@@ -56,10 +71,12 @@ class ContextOptions:
     include_impact: bool = False
     impact_depth: int = 1
     tokenizer: str = "o200k_base"
+    token_scale: float = 1.0
+    token_model: str | None = None
 
     def __post_init__(self) -> None:
         limits = {
-            "budget_tokens": (1, 1_000_000),
+            "budget_tokens": (1, MAX_BUDGET_TOKENS),
             "max_bodies": (0, 200),
             "max_summaries": (0, 1000),
             "candidate_limit": (1, 10_000),
@@ -91,6 +108,45 @@ class ContextOptions:
             raise InvalidRequestError(
                 f"tokenizer must be one of {', '.join(TOKENIZERS)}, got {self.tokenizer!r}"
             )
+        self._check_token_scale()
+
+    def _check_token_scale(self) -> None:
+        scale = self.token_scale
+        if (
+            isinstance(scale, bool)
+            or not isinstance(scale, (int, float))
+            or not MIN_TOKEN_SCALE <= scale <= MAX_TOKEN_SCALE
+        ):
+            raise InvalidRequestError(
+                f"tokenScale must be a number from {MIN_TOKEN_SCALE:g} to {MAX_TOKEN_SCALE:g} (the reading"
+                f" model's tokens per {self.tokenizer} token, e.g. 1.25 to leave a quarter of headroom),"
+                f" got {scale!r}"
+            )
+        if self.budget_tokens / scale > MAX_BUDGET_TOKENS:
+            raise InvalidRequestError(
+                f"budgetTokens / tokenScale must be at most {MAX_BUDGET_TOKENS} {self.tokenizer} tokens,"
+                f" got {self.budget_tokens} / {scale}"
+            )
+        model = self.token_model
+        if model is not None and (
+            not isinstance(model, str)
+            or not model.strip()
+            or len(model) > MAX_TOKEN_MODEL_CHARS
+            or not model.isprintable()
+        ):
+            raise InvalidRequestError(
+                f"tokenModel must be a model's name of 1 to {MAX_TOKEN_MODEL_CHARS} printable characters,"
+                f" e.g. claude-sonnet-4.5, got {model!r}"
+            )
+
+    def scaled(self) -> ContextOptions:
+        """The options the pipeline packs with: the budget in the tokenizer's own tokens, the stated
+        budget divided by ``token_scale`` and rounded down (so the reader's count of it stays within
+        what was stated when the scale is right). The scale and the model stay, for the metadata.
+        Applied once, where a request enters the pipeline (``live/workspace.py``, the CLI)."""
+        if self.token_scale == 1:
+            return self
+        return replace(self, budget_tokens=max(1, math.floor(self.budget_tokens / self.token_scale)))
 
     def candidates(self) -> int:
         """The search candidates to rank: the caller's limit, or the budget's."""
@@ -289,6 +345,10 @@ class ContextPack:
     impact: ImpactSection | None = None
     # Further likely files, one line each, after the summaries.
     file_map: tuple[FileMapEntry, ...] = ()
+    # The request's ``token_scale`` and ``token_model``: ``budget_tokens`` is the stated budget
+    # divided by the scale, in ``tokenizer`` tokens (see ContextOptions).
+    token_scale: float = 1.0
+    token_model: str | None = None
 
 
 class NodeChangedError(Exception):

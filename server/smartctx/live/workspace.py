@@ -170,7 +170,8 @@ class Workspace:
     ) -> ContextPack:
         """One pack over ``folders`` (one request each, differing in focus); on a query thread.
 
-        Each folder's focus gains what the server saw of the editing there (``live/edits.py``).
+        Each folder's focus gains what the server saw of the editing there (``live/edits.py``), and
+        a budget stated in another model's tokens is scaled to the tokenizer's (``scaled``).
 
         With several folders, a folder whose index cannot be opened is left out with a
         ``folder-unavailable`` warning; the request fails only when no folder can answer.
@@ -178,7 +179,9 @@ class Workspace:
         counter = self._counter(requests[0].options.tokenizer)
         requests = [
             replace(
-                request, focus=with_editor_memory(request.focus, folder.index.recent_edits(), folder.overlays)
+                request,
+                options=request.options.scaled(),
+                focus=with_editor_memory(request.focus, folder.index.recent_edits(), folder.overlays),
             )
             for folder, request in zip(folders, requests, strict=True)
         ]

@@ -41,9 +41,18 @@ CONTEXT_FOR_SYMBOL_COMMAND = "smartctx.contextForSymbol"
 # by one whenever the protocol gains something a client may rely on (a method, a field, a value);
 # nothing is removed or changed in place, so a client written for version N works with any server
 # of N or later. A server that does not send it predates the number: version 0.
-PROTOCOL_VERSION = 1
+# Version 2: the options tokenScale and tokenModel, and the metadata that reports them.
+PROTOCOL_VERSION = 2
 
-# The camelCase option names of contextForTask, mapped to ContextOptions fields.
+# The camelCase option names of contextForTask, mapped to ContextOptions fields. ``budgetTokens`` is
+# counted exactly with ``tokenizer`` (o200k_base unless given). For a reader that counts otherwise,
+# ``tokenScale`` states the budget in its tokens: that many of them per tokenizer token (a number
+# from MIN_TOKEN_SCALE to MAX_TOKEN_SCALE; 1.25 leaves a quarter of headroom for a model whose
+# tokenizer is not public). The pack is then made in ``floor(budgetTokens / tokenScale)`` tokenizer
+# tokens, exactly, and its ``budgetTokens`` is that number: a scaled budget is a budget. The server
+# never counts in the reader's tokens; a client that can (VS Code's ``countTokens``) measures the
+# scale and sends it. ``tokenModel`` names the model the budget is meant for; the pack's metadata
+# repeats it and the scale.
 OPTION_FIELDS = {
     "budgetTokens": "budget_tokens",
     "maxBodies": "max_bodies",
@@ -59,7 +68,13 @@ OPTION_FIELDS = {
     "includeImpact": "include_impact",
     "impactDepth": "impact_depth",
     "tokenizer": "tokenizer",
+    "tokenScale": "token_scale",
+    "tokenModel": "token_model",
 }
+
+# The range of the tokenScale option (re-exported here so the client's mirror has it).
+MIN_TOKEN_SCALE = core_context.MIN_TOKEN_SCALE
+MAX_TOKEN_SCALE = core_context.MAX_TOKEN_SCALE
 
 # The JSON-RPC error code of an answer that cannot be given because the index could not be opened
 # (from the range JSON-RPC leaves to servers); the message says why.
@@ -363,7 +378,12 @@ class WireFreshness(TypedDict):
 
 
 class WirePackMetadata(TypedDict):
+    # The tokenizer that counted ``tokensUsed`` and ``budgetTokens``.
     tokenizer: str
+    # The request's tokenScale (1 unless given) and tokenModel (null unless given): the budget was
+    # stated as ``budgetTokens * tokenScale`` tokens of that model.
+    tokenScale: float
+    tokenModel: str | None
     # Milliseconds per pipeline stage (search, expand, score, diversify, pack, …).
     timingsMs: dict[str, float]
     freshness: WireFreshness

@@ -12,7 +12,16 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from smartctx.core.context import MAX_FOCUS_FILES, ContextOptions, ContextRequest, Focus, InvalidRequestError
+from smartctx.core.context import (
+    MAX_BUDGET_TOKENS,
+    MAX_FOCUS_FILES,
+    MAX_TOKEN_SCALE,
+    MIN_TOKEN_SCALE,
+    ContextOptions,
+    ContextRequest,
+    Focus,
+    InvalidRequestError,
+)
 from smartctx.live.paths import innermost_folder
 
 GET_CONTEXT_FOR_TASK = "get_context_for_task"
@@ -26,12 +35,14 @@ _INTEGER_OPTIONS = {
     "maxSummaries": "max_summaries",
     "hopDepth": "hop_depth",
 }
+_NUMBER_OPTIONS = {"tokenScale": "token_scale"}
 _BOOLEAN_OPTIONS = {"includePRs": "include_prs", "includeImpact": "include_impact"}
 _STRING_OPTIONS = {"prCutoff": "pr_cutoff"}
 
 CONTEXT_ARGUMENTS = (
     "task",
     *_INTEGER_OPTIONS,
+    *_NUMBER_OPTIONS,
     *_BOOLEAN_OPTIONS,
     *_STRING_OPTIONS,
     "focusFile",
@@ -58,9 +69,22 @@ CONTEXT_INPUT_SCHEMA: dict[str, Any] = {
         "budgetTokens": {
             "type": "integer",
             "minimum": 1,
-            "maximum": 1_000_000,
+            "maximum": MAX_BUDGET_TOKENS,
             "description": (
-                f"Tokens the whole answer may use, counted exactly (default {_DEFAULTS.budget_tokens})."
+                "Tokens the whole answer may use, counted exactly with the o200k_base tokenizer (GPT-4o's)"
+                f" (default {_DEFAULTS.budget_tokens}). If your model counts tokens otherwise, set"
+                " tokenScale too."
+            ),
+        },
+        "tokenScale": {
+            "type": "number",
+            "minimum": MIN_TOKEN_SCALE,
+            "maximum": MAX_TOKEN_SCALE,
+            "description": (
+                "Your tokens per o200k_base token, when your model's tokenizer is not o200k_base: the"
+                " answer is then packed in budgetTokens / tokenScale o200k_base tokens. Tokenizers that"
+                " are not public count the same code differently (Claude's users report 1.6 to 2.1"
+                " times o200k_base's count); 1.25 leaves a quarter of headroom (default 1)."
             ),
         },
         "maxBodies": {
@@ -213,9 +237,10 @@ STATUS_OUTPUT_SCHEMA: dict[str, Any] = {
 
 CONTEXT_DESCRIPTION = """\
 Find the code that matters for a task in this workspace and return it, cited and inside a token \
-budget: the most relevant definitions in full, the next ones by signature and doc, each cited as \
-path:start-end. Call it first when you start a task in unfamiliar code, before reading files one by \
-one; describe the task with every name, path or error text you have. Items carry an id for \
+budget (counted in o200k_base tokens; tokenScale states it in yours): the most relevant definitions \
+in full, the next ones by signature and doc, each cited as path:start-end. Call it first when you \
+start a task in unfamiliar code, before reading files one by one; describe the task with every \
+name, path or error text you have. Items carry an id for \
 expand_symbol. The answer comes from a live index that follows the disk; if it says the index is \
 still being built, parts of the workspace may be missing."""
 
@@ -244,6 +269,11 @@ def context_requests(arguments: dict[str, Any], roots: Sequence[Path]) -> list[C
         value = arguments.get(name)
         if value is not None and (isinstance(value, bool) or not isinstance(value, int)):
             raise InvalidRequestError(f"{name} must be a whole number, got {value!r}")
+        values[field] = value
+    for name, field in _NUMBER_OPTIONS.items():
+        value = arguments.get(name)
+        if value is not None and (isinstance(value, bool) or not isinstance(value, (int, float))):
+            raise InvalidRequestError(f"{name} must be a number, got {value!r}")
         values[field] = value
     for name, field in _BOOLEAN_OPTIONS.items():
         value = arguments.get(name)

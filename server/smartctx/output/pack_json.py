@@ -95,6 +95,8 @@ def pack_to_wire(pack: ContextPack) -> dict[str, Any]:
         "text": pack.text,
         "metadata": {
             "tokenizer": pack.tokenizer,
+            "tokenScale": float(pack.token_scale),
+            "tokenModel": pack.token_model,
             "timingsMs": pack.timings_ms,
             "freshness": {
                 "indexedFiles": pack.freshness.indexed_files,

@@ -286,4 +286,6 @@ def select_and_pack(
         text=packed.text,
         impact=packed.impact,
         file_map=tuple(packed.file_map),
+        token_scale=options.token_scale,
+        token_model=options.token_model,
     )

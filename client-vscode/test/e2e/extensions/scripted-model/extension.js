@@ -1,24 +1,34 @@
-// Test only: a scripted, offline chat model (vendor "smartctx-e2e", id "scripted").
-// Its reply proves what it was given: "Scripted answer. Context had N citations: <first citation>",
-// counting distinct `path:start-end` patterns in the text of all request messages.
+// Test only: scripted, offline chat models (vendor "smartctx-e2e"; ids and token counts in
+// models.json, "scripted" the default). A reply proves what the model was given: "Scripted answer.
+// Context had N citations: <first citation>", counting distinct `path:start-end` patterns in the
+// text of all request messages. Each model counts tokens as no tiktoken encoding does, one per so
+// many characters, so a client that sizes packs by countTokens is seen to use it.
 // It also appends each request to $SMARTCTX_E2E_MODEL_LOG (JSON lines) when that variable is set.
 "use strict";
 const vscode = require("vscode");
 const fs = require("fs");
+const { models } = require("./models.json");
 
 const CITATION = /[A-Za-z0-9_.\-/]+\.[A-Za-z0-9]+:\d+-\d+/g;
 
-const MODEL = {
-  id: "scripted",
-  name: "Scripted Model (e2e)",
-  family: "scripted",
+const MODELS = models.map((model) => ({
+  id: model.id,
+  name: model.name,
+  family: model.id,
   version: "1",
-  tooltip: "Offline scripted model for end-to-end tests",
+  tooltip: `Offline scripted model for end-to-end tests: one token per ${model.charsPerToken} characters`,
   detail: "e2e",
-  maxInputTokens: 200000,
+  maxInputTokens: model.maxInputTokens,
   maxOutputTokens: 4096,
   capabilities: { toolCalling: false, imageInput: false },
-};
+}));
+
+// The model's token count of a text: one token per charsPerToken characters, rounded up.
+function tokenCount(id, text) {
+  const model = models.find((m) => m.id === id);
+  if (!model) throw new Error(`no scripted model ${id}`);
+  return Math.ceil(text.length / model.charsPerToken);
+}
 
 function partText(part) {
   if (part instanceof vscode.LanguageModelTextPart) return part.value;
@@ -43,7 +53,7 @@ function reply(messages) {
 function activate(context) {
   const provider = {
     provideLanguageModelChatInformation() {
-      return [MODEL];
+      return MODELS;
     },
     async provideLanguageModelChatResponse(model, messages, options, progress, token) {
       const text = reply(messages);
@@ -51,6 +61,7 @@ function activate(context) {
         const entry = {
           at: new Date().toISOString(),
           reply: text,
+          model: model.id,
           messages: messages.map((m) => ({ role: m.role, text: messageText(m) })),
         };
         fs.appendFileSync(process.env.SMARTCTX_E2E_MODEL_LOG, JSON.stringify(entry) + "\n");
@@ -63,8 +74,7 @@ function activate(context) {
       }
     },
     async provideTokenCount(model, text) {
-      const s = typeof text === "string" ? text : messageText(text);
-      return Math.ceil(s.length / 4);
+      return tokenCount(model.id, typeof text === "string" ? text : messageText(text));
     },
   };
   context.subscriptions.push(vscode.lm.registerLanguageModelChatProvider("smartctx-e2e", provider));
@@ -84,4 +94,4 @@ function activate(context) {
   );
 }
 
-module.exports = { activate, deactivate() {}, reply };
+module.exports = { activate, deactivate() {}, reply, tokenCount };

@@ -17,6 +17,7 @@ function settings() {
     toolName: c.get("toolName"),
     task: c.get("task"),
     timeoutMs: c.get("timeoutMs"),
+    toolTokenBudget: c.get("toolTokenBudget"),
   };
 }
 
@@ -88,6 +89,42 @@ const CHECKS = [
         return t;
       });
       return `${text.match(CITATION)[0]} (${text.length} chars)`;
+    },
+  },
+  {
+    // As Copilot's agent calls the tool: with the chat model's tokenBudget and countTokens. Each
+    // scripted model counts otherwise (one token per so many characters); each is asked twice, the
+    // first time with nothing calibrated for it. The detail is one JSON line the scenario reads.
+    name: "lm.invokeTool fits each scripted model's tokenBudget as its countTokens counts",
+    run: async (ctx) => {
+      const models = await vscode.lm.selectChatModels({ vendor: "smartctx-e2e" });
+      if (models.length < 3)
+        throw new Error(`expected three scripted models, got ${models.map((m) => m.id)}`);
+      const budget = ctx.s.toolTokenBudget;
+      const rows = [];
+      for (const model of models) {
+        for (const call of [1, 2]) {
+          const tokenSource = new vscode.CancellationTokenSource();
+          const result = await vscode.lm.invokeTool(
+            ctx.s.toolName,
+            {
+              input: { task: ctx.s.task },
+              toolInvocationToken: undefined,
+              tokenizationOptions: {
+                tokenBudget: budget,
+                countTokens: (text, token) => model.countTokens(text, token),
+              },
+            },
+            tokenSource.token,
+          );
+          const text = resultText(result);
+          const tokens = await model.countTokens(text);
+          if (tokens > budget) throw new Error(`${model.id}: ${tokens} tokens over the budget of ${budget}`);
+          if (!CITATION.test(text)) throw new Error(`${model.id}: no citation in ${text.slice(0, 400)}`);
+          rows.push({ model: model.id, call, tokens, budget, chars: text.length });
+        }
+      }
+      return JSON.stringify(rows);
     },
   },
 ];
