@@ -160,8 +160,8 @@ def diversify(
             floor = limits.body_score_floor * item.score
     # The first body is the definition most likely to be edited, and each file's bodies come
     # together, best first: a file's code reads as one piece, and the file whose best definition
-    # ranks higher comes first. (Against bodies in plain score order or in the file ranking's order,
-    # on the dev sets this kept function Acc@10 and body hit at their best of the three.)
+    # ranks higher comes first. (Against plain score order and the file ranking's order on the
+    # commit training set, all three are within two tasks of 625: bench/RESULTS.md.)
     best_in_file: dict[str, float] = {}
     for item in bodies:
         best_in_file[item.node.path] = max(best_in_file.get(item.node.path, item.score), item.score)

@@ -2,7 +2,7 @@
 
 Three kinds of evidence come out of the task text: BM25 over the symbol index (with whole-file
 evidence summed from the same hits), symbols the task names verbatim, and definitions that enclose
-a stack frame or sit in a file the task names.
+a stack frame or sit in a file the task names, by its path or as a dotted module path.
 """
 
 from __future__ import annotations
