@@ -30,9 +30,10 @@ def scored(node_id: int, path: str, score: float) -> ScoredNode:
     return ScoredNode(node, score, {"bm25": score})
 
 
-def test_the_best_definition_comes_first_then_each_file_s_bodies_together() -> None:
-    """The first body is the best-scored definition; a file's bodies follow one another, best first,
-    the files in the order of their best body, whatever their place in between."""
+def test_the_first_ranked_file_leads_then_each_file_s_bodies_together() -> None:
+    """The file ranking's first file gives the first bodies, best first, though another file has
+    the best-scored definition; then each file's bodies together, the files in the order of their
+    best body."""
     ranked = [
         scored(1, "tools/report.py", 2.8),
         scored(2, "accounts/ledger.py", 2.6),
@@ -46,4 +47,4 @@ def test_the_best_definition_comes_first_then_each_file_s_bodies_together() -> N
         RankedFile("misc/other.py", 2.0, {}, ()),
     ]
     selection = diversify(ranked, files, limits_for(ContextOptions(budget_tokens=8000)), frozenset())
-    assert [item.node.id for item in selection.bodies] == [1, 2, 3, 5, 4]
+    assert [item.node.id for item in selection.bodies] == [2, 3, 5, 1, 4]

@@ -40,8 +40,9 @@ _OWN_PATTERNS: Mapping[FileKind, tuple[str, ...]] = {
         r"(^|/)_?vendored?/",
         r"(^|/)_vendor/",
         r"(^|/)site-packages/",
-        # A versioned bundle of a library (``jquery-3.5.1.js``, ``d3.v7.min.js``).
-        r"(^|/)[\w.]+[-.]v?\d+\.\d+(\.\d+)?([-.][\w.]+)?\.(js|css)$",
+        # A versioned bundle of a library (``jquery-3.5.1.js``, ``d3.v7.min.js``,
+        # ``bootstrap-datepicker-1.9.0.js``).
+        r"(^|/)[\w.-]+?[-.]v?\d+\.\d+(\.\d+)?([-.][\w.]+)?\.(js|css)$",
     ),
     FileKind.GENERATED: (
         r"_pb2(_grpc)?\.pyi?$",
