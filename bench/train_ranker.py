@@ -43,13 +43,12 @@ from typing import Any
 import numpy as np
 from scipy.optimize import minimize
 
-from commit_tasks import TRAIN_REPOS
+from commit_tasks import DEV_REPOS, NEVER_TRAIN, TRAIN_REPOS, never_train
 from smartctx.retrieval.files import FILE_SIGNALS
 from smartctx.retrieval.rank_model import MODEL_FORMAT, RankModel
 from smartctx.retrieval.score import DEFINITION_SIGNALS, FILE_PART
 from swebench import format_table
 
-NEVER_TRAIN = Path(__file__).resolve().parents[2] / "shared" / "bench" / "never_train.txt"
 SHIPPED = Path(__file__).resolve().parents[1] / "server" / "smartctx" / "retrieval" / "rank_model.json"
 
 # Definition signals that are not part of a definition's own score in a file's ``definitions``
@@ -96,7 +95,7 @@ def load(paths: Iterable[Path], never_train: frozenset[str]) -> list[Task]:
         for line in path.read_text(encoding="utf-8").splitlines():
             row = json.loads(line)
             if row["repo"].lower() in never_train:
-                raise SystemExit(f"{row['repo']} is in {NEVER_TRAIN}: it must never be trained on")
+                raise SystemExit(f"{row['repo']} is an evaluation repository: it must never be trained on")
             tasks.append(prepared(row))
     return tasks
 
@@ -130,10 +129,11 @@ def _matrix(signals: Sequence[Mapping[str, float]], names: Sequence[str]) -> np.
 
 
 def read_never_train(path: Path) -> frozenset[str]:
+    """The evaluation repositories (with the dev set's, which the list includes anyway); training
+    without the list is refused, where ``commit_tasks.never_train`` reads a missing one as empty."""
     if not path.exists():
         raise SystemExit(f"no {path}: the list of evaluation repositories is needed to train safely")
-    lines = (line.strip() for line in path.read_text(encoding="utf-8").splitlines())
-    return frozenset(line.lower() for line in lines if line and not line.startswith("#"))
+    return never_train(path) | {repo.name.lower() for repo in DEV_REPOS}
 
 
 def is_gold_definition(item: Mapping[str, Any]) -> bool:
