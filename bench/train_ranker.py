@@ -89,12 +89,12 @@ class Task:
     gold_files: frozenset[str]
 
 
-def load(paths: Iterable[Path], never_train: frozenset[str]) -> list[Task]:
+def load(paths: Iterable[Path], forbidden: frozenset[str]) -> list[Task]:
     tasks = []
     for path in paths:
         for line in path.read_text(encoding="utf-8").splitlines():
             row = json.loads(line)
-            if row["repo"].lower() in never_train:
+            if row["repo"].lower() in forbidden:
                 raise SystemExit(f"{row['repo']} is an evaluation repository: it must never be trained on")
             tasks.append(prepared(row))
     return tasks
