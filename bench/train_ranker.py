@@ -7,8 +7,8 @@ one after the other, each by pairwise logistic loss within a task (every gold ca
 non-gold ones, most of them from the top of today's order, each task weighing the same) with an L2
 penalty, every weight at least 0:
 
-1. definitions: a gold definition is one the change edited (or one whose lines hold it);
-   The weights are then scaled to the hand-set weights' scale (``rescaled``). A signal too few
+1. definitions: a gold definition is one the change edited (or one whose lines hold it). The
+   weights are then scaled to the hand-set weights' scale (``rescaled``). A signal too few
    training tasks show (``MIN_TASKS_WITH_SIGNAL``: a stack frame, a named file or module) is not
    fitted; it keeps its hand-set weight on that scale.
 2. files: a gold file is one the change modified. A file's ``definitions`` signals are its best
@@ -44,18 +44,15 @@ import numpy as np
 from scipy.optimize import minimize
 
 from commit_tasks import DEV_REPOS, NEVER_TRAIN, TRAIN_REPOS, never_train
-from smartctx.retrieval.files import FILE_SIGNALS
+from smartctx.retrieval.files import FILE_SIGNALS, FURTHER_DEFINITIONS
 from smartctx.retrieval.rank_model import MODEL_FORMAT, RankModel
 from smartctx.retrieval.score import DEFINITION_SIGNALS, FILE_PART
 from swebench import format_table
-
-SHIPPED = Path(__file__).resolve().parents[1] / "server" / "smartctx" / "retrieval" / "rank_model.json"
 
 # Definition signals that are not part of a definition's own score in a file's ``definitions``
 # signal (files.py leaves its file's text part out: the file's ``text`` signal counts it).
 NOT_OWN = frozenset({FILE_PART})
 OWN_MASK = np.array([0.0 if name in NOT_OWN else 1.0 for name in DEFINITION_SIGNALS])
-FURTHER_DEFINITIONS = 2
 # Negatives per task: the best-ranked non-gold candidates (the ones a gold item must beat) and a
 # random sample of the rest.
 TOP_NEGATIVES = 60
