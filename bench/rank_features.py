@@ -26,7 +26,7 @@ from smartctx.core.context import ContextOptions, Focus
 from smartctx.retrieval.pipeline import rank
 from smartctx.store.snapshot import IndexSnapshot
 from swebench import DEFAULT_DATA, DEFAULT_LANGUAGE, _scoring_name, gold_spans
-from swebench_replay import GitCommitSources
+from swebench_replay import GitCommitSources, kept_instances
 from swebench_repos import short_name
 from swebench_scoring import Gold
 
@@ -79,14 +79,7 @@ def task_features(
 
 
 def dump(args: argparse.Namespace) -> int:
-    rows = [json.loads(line) for line in args.data.read_text(encoding="utf-8").splitlines() if line.strip()]
-    wanted = set(args.repo)
-    instances = [
-        row
-        for row in rows
-        if (args.indexes / f"{row['instance_id']}.sqlite").exists()
-        and (not wanted or row["repo"] in wanted or short_name(row["repo"]) in wanted)
-    ]
+    instances = kept_instances(args.data, args.indexes, args.repo)
     args.out.parent.mkdir(parents=True, exist_ok=True)
     with args.out.open("w", encoding="utf-8") as out:
         for instance in instances:

@@ -92,15 +92,21 @@ class GitCommitSources:
         self._process.wait()
 
 
-def replay(args: argparse.Namespace) -> list[dict[str, Any]]:
-    rows = [json.loads(line) for line in args.data.read_text(encoding="utf-8").splitlines() if line.strip()]
-    wanted = set(args.repo)
-    instances = [
+def kept_instances(data: Path, indexes: Path, repos: Sequence[str]) -> list[dict[str, Any]]:
+    """The task rows of ``data`` whose index ``indexes`` keeps, of the repositories named in ``repos``
+    by full or short name (all when none)."""
+    rows = [json.loads(line) for line in data.read_text(encoding="utf-8").splitlines() if line.strip()]
+    wanted = set(repos)
+    return [
         row
         for row in rows
-        if (args.indexes / f"{row['instance_id']}.sqlite").exists()
+        if (indexes / f"{row['instance_id']}.sqlite").exists()
         and (not wanted or row["repo"] in wanted or short_name(row["repo"]) in wanted)
     ]
+
+
+def replay(args: argparse.Namespace) -> list[dict[str, Any]]:
+    instances = kept_instances(args.data, args.indexes, args.repo)
     counter = TokenCounter("o200k_base")
     model = RankModel.from_json(json.loads(args.model.read_text(encoding="utf-8"))) if args.model else None
     out: list[dict[str, Any]] = []

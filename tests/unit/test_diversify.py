@@ -2,31 +2,16 @@
 
 from __future__ import annotations
 
+from tests.node_rows import function_row
+
 from smartctx.core.context import ContextOptions
-from smartctx.core.model import SymbolKind
 from smartctx.retrieval.diversify import diversify, limits_for
 from smartctx.retrieval.files import RankedFile
 from smartctx.retrieval.score import ScoredNode
-from smartctx.store.snapshot import NodeRow
 
 
 def scored(node_id: int, path: str, score: float) -> ScoredNode:
-    node = NodeRow(
-        id=node_id,
-        path=path,
-        language="python",
-        kind=SymbolKind.FUNCTION,
-        name=f"f{node_id}",
-        qualified_name=f"f{node_id}",
-        start_line=node_id * 10,
-        end_line=node_id * 10 + 5,
-        signature=f"def f{node_id}():",
-        doc="",
-        content_hash="",
-        parent_id=None,
-        pagerank=0.0,
-        usage=0.0,
-    )
+    node = function_row(node_id, path, f"f{node_id}", node_id * 10, node_id * 10 + 5)
     return ScoredNode(node, score, {"bm25": score})
 
 

@@ -7,8 +7,8 @@ from __future__ import annotations
 from dataclasses import replace
 
 import pytest
+from tests.node_rows import function_row
 
-from smartctx.core.model import SymbolKind
 from smartctx.retrieval.expand import Expansion, Reach
 from smartctx.retrieval.files import rank_files
 from smartctx.retrieval.focus import FocusRank
@@ -25,22 +25,7 @@ PLAIN_PATH = "a/plain.py"
 
 
 def node(node_id: int, path: str, name: str, lines: int = 10) -> NodeRow:
-    return NodeRow(
-        id=node_id,
-        path=path,
-        language="python",
-        kind=SymbolKind.FUNCTION,
-        name=name,
-        qualified_name=name,
-        start_line=1,
-        end_line=lines,
-        signature=f"def {name}(value):",
-        doc="",
-        content_hash="",
-        parent_id=None,
-        pagerank=0.1,
-        usage=1.0,
-    )
+    return function_row(node_id, path, name, 1, lines)
 
 
 def search_result(nodes: list[NodeRow], **changes: object) -> SearchResult:
@@ -82,6 +67,13 @@ CASES = {
 }
 
 
+def reached(nodes: list[NodeRow]) -> Expansion:
+    """Every node a seed of its own, all equally strong."""
+    return Expansion(
+        {item.id: Reach(item.id, 0, 5.0) for item in nodes}, {item.id: item for item in nodes}, ()
+    )
+
+
 @pytest.mark.parametrize("signal", sorted(CASES))
 def test_a_weighed_signal_lifts_its_definition(signal: str) -> None:
     model = shipped_model()
@@ -89,9 +81,9 @@ def test_a_weighed_signal_lifts_its_definition(signal: str) -> None:
         pytest.fail(f"the shipped model no longer weighs {signal}: drop its case or its signal")
     nodes, changes = CASES[signal]
     found = search_result(nodes, **changes)
-    expansion = Expansion({item.id: Reach(item.id, 0, 5.0) for item in nodes}, found.nodes, ())
-    stems = task_stems(parse_task(TASK))
-    ranked = score(found, expansion, FocusRank(), {}, False, stems, model.definitions)
+    ranked = score(
+        found, reached(nodes), FocusRank(), {}, False, task_stems(parse_task(TASK)), model.definitions
+    )
     assert [item.node.id for item in ranked] == [2, 1]
     assert ranked[0].parts[signal] > ranked[1].parts.get(signal, 0.0)
 
@@ -102,11 +94,11 @@ def test_a_weighed_signal_lifts_its_file(signal: str) -> None:
     if model.files.weight(signal) <= 0:
         pytest.fail(f"the shipped model no longer weighs {signal} for files: drop its case")
     nodes, changes = CASES[signal]
-    found = search_result(nodes, **changes)
-    expansion = Expansion({item.id: Reach(item.id, 0, 5.0) for item in nodes}, found.nodes, ())
-    stems = task_stems(parse_task(TASK))
     # The definitions scored alike, so that only the file's own signal can tell the files apart.
-    alike = search_result(nodes)
-    ranked = score(alike, expansion, FocusRank(), {}, False, frozenset(), model.definitions)
-    files = rank_files(ranked, found, {}, False, stems, model.files)
+    ranked = score(
+        search_result(nodes), reached(nodes), FocusRank(), {}, False, frozenset(), model.definitions
+    )
+    files = rank_files(
+        ranked, search_result(nodes, **changes), {}, False, task_stems(parse_task(TASK)), model.files
+    )
     assert [file.path for file in files] == [nodes[1].path, PLAIN_PATH]
