@@ -9,7 +9,7 @@ from importlib import resources
 import pytest
 
 from smartctx.retrieval.files import FILE_SIGNALS
-from smartctx.retrieval.name_match import file_name, folder_name, name_coverage, task_stems
+from smartctx.retrieval.name_match import TaskNames, file_name, folder_name
 from smartctx.retrieval.query import parse_task
 from smartctx.retrieval.rank_model import MODEL_FILE, LinearWeights, RankModel, shipped_model
 from smartctx.retrieval.score import DEFINITION_SIGNALS
@@ -60,7 +60,7 @@ def test_parts_are_weights_times_signals_and_leave_out_what_adds_nothing() -> No
     ],
 )
 def test_name_coverage_is_the_share_of_the_name_the_task_says(task: str, name: str, coverage: float) -> None:
-    assert name_coverage(name, task_stems(parse_task(task))) == pytest.approx(coverage)
+    assert TaskNames(parse_task(task)).name(name) == pytest.approx(coverage)
 
 
 @pytest.mark.parametrize(

@@ -12,7 +12,7 @@ from tests.node_rows import function_row
 from smartctx.retrieval.expand import Expansion, Reach
 from smartctx.retrieval.files import rank_files
 from smartctx.retrieval.focus import FocusRank
-from smartctx.retrieval.name_match import task_stems
+from smartctx.retrieval.name_match import TaskNames
 from smartctx.retrieval.query import parse_task
 from smartctx.retrieval.rank_model import shipped_model
 from smartctx.retrieval.score import score
@@ -82,7 +82,7 @@ def test_a_weighed_signal_lifts_its_definition(signal: str) -> None:
     nodes, changes = CASES[signal]
     found = search_result(nodes, **changes)
     ranked = score(
-        found, reached(nodes), FocusRank(), {}, False, task_stems(parse_task(TASK)), model.definitions
+        found, reached(nodes), FocusRank(), {}, False, TaskNames(parse_task(TASK)), model.definitions
     )
     assert [item.node.id for item in ranked] == [2, 1]
     assert ranked[0].parts[signal] > ranked[1].parts.get(signal, 0.0)
@@ -96,9 +96,15 @@ def test_a_weighed_signal_lifts_its_file(signal: str) -> None:
     nodes, changes = CASES[signal]
     # The definitions scored alike, so that only the file's own signal can tell the files apart.
     ranked = score(
-        search_result(nodes), reached(nodes), FocusRank(), {}, False, frozenset(), model.definitions
+        search_result(nodes),
+        reached(nodes),
+        FocusRank(),
+        {},
+        False,
+        TaskNames(parse_task("")),
+        model.definitions,
     )
     files = rank_files(
-        ranked, search_result(nodes, **changes), {}, False, task_stems(parse_task(TASK)), model.files
+        ranked, search_result(nodes, **changes), {}, False, TaskNames(parse_task(TASK)), model.files
     )
     assert [file.path for file in files] == [nodes[1].path, PLAIN_PATH]

@@ -17,7 +17,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
 from smartctx.retrieval.file_kinds import FileKind
-from smartctx.retrieval.name_match import file_name, folder_name, name_coverage
+from smartctx.retrieval.name_match import TaskNames
 from smartctx.retrieval.rank_model import LinearWeights
 from smartctx.retrieval.score import FILE_PART, KIND_FACTORS, KIND_PART, NOT_ADDED, ScoredNode
 from smartctx.retrieval.search import SearchResult
@@ -59,7 +59,7 @@ def rank_files(
     search: SearchResult,
     kinds: Mapping[str, FileKind],
     tests_wanted: bool,
-    task_stems: frozenset[str],
+    names: TaskNames,
     weights: LinearWeights,
 ) -> list[RankedFile]:
     """Every file with a ranked definition or a whole-text match, best first, ties by path.
@@ -79,13 +79,14 @@ def rank_files(
             continue
         items = by_path.get(path, [])
         own = sorted((_without_file_text(item) for item in items), reverse=True)
+        file_named, folder_named = names.path(path)
         signals = {
             "text": file_evidence.get(path, 0.0) / top_text,
             "textPlace": 1.0 / search.file_places[path] if path in search.file_places else 0.0,
             "definitions": own[0] if own else 0.0,
             "furtherDefinitions": sum(own[1 : 1 + FURTHER_DEFINITIONS]),
-            "fileName": name_coverage(file_name(path), task_stems),
-            "folderName": name_coverage(folder_name(path), task_stems),
+            "fileName": file_named,
+            "folderName": folder_named,
             "mentionedFile": float(path in search.mentioned_files),
             "moduleNamed": float(path in search.named_modules),
         }

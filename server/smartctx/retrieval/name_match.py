@@ -25,18 +25,33 @@ _FOLDER_NAMED_FILES = frozenset({"__init__", "mod", "index", "main", "lib"})
 _PLAIN_FOLDERS = frozenset({"src", "lib", "internal", "pkg", "main", "java", "app", "core"})
 
 
-def task_stems(task: ParsedTask) -> frozenset[str]:
-    """The stems of every word the task uses."""
-    return frozenset(stem(word) for word in task.words)
+class TaskNames:
+    """How much of names and paths one task's words cover; a request's ranking asks it of every
+    candidate and every file, so each path is covered once (score.py and files.py share it)."""
 
+    def __init__(self, task: ParsedTask) -> None:
+        self._stems = frozenset(stem(word) for word in task.words)
+        self._paths: dict[str, tuple[float, float]] = {}
 
-def name_coverage(name: str, stems: frozenset[str]) -> float:
-    """The share of a name's words (of at least ``MIN_NAME_WORD_CHARS``) the task uses; 0 for a name
-    without such words."""
-    words = _name_stems(name)
-    if not words:
-        return 0.0
-    return sum(1 for word in words if word in stems) / len(words)
+    def name(self, name: str) -> float:
+        """The share of ``name``'s words the task uses."""
+        return self._covered(name)
+
+    def path(self, path: str) -> tuple[float, float]:
+        """The shares of the file's name and of its folder's name the task uses."""
+        covered = self._paths.get(path)
+        if covered is None:
+            covered = (self._covered(file_name(path)), self._covered(folder_name(path)))
+            self._paths[path] = covered
+        return covered
+
+    def _covered(self, name: str) -> float:
+        """The share of a name's words (of at least ``MIN_NAME_WORD_CHARS``) the task uses; 0 for a
+        name without such words."""
+        words = _name_stems(name)
+        if not words:
+            return 0.0
+        return sum(1 for word in words if word in self._stems) / len(words)
 
 
 def file_name(path: str) -> str:

@@ -32,7 +32,7 @@ from smartctx.retrieval.file_kinds import file_kinds, read_attributes
 from smartctx.retrieval.files import SYMBOLS_PER_FILE, RankedFile, rank_files
 from smartctx.retrieval.focus import focus_rank
 from smartctx.retrieval.history_lookup import impact_of, recent_changes
-from smartctx.retrieval.name_match import task_stems
+from smartctx.retrieval.name_match import TaskNames
 from smartctx.retrieval.pack import citation, node_id, pack
 from smartctx.retrieval.query import bound_task, parse_task
 from smartctx.retrieval.rank_model import RankModel, shipped_model
@@ -96,9 +96,9 @@ def rank(
     kinds = file_kinds(
         {node.path for node in expansion.nodes.values()} | set(found.file_evidence), attributes
     )
-    stems = task_stems(task)
-    ranked = score(found, expansion, walked, kinds, task.mentions_tests, stems, weights.definitions)
-    files = rank_files(ranked, found, kinds, task.mentions_tests, stems, weights.files)
+    names = TaskNames(task)
+    ranked = score(found, expansion, walked, kinds, task.mentions_tests, names, weights.definitions)
+    files = rank_files(ranked, found, kinds, task.mentions_tests, names, weights.files)
     stage("score")
     return Ranking(found, expansion, ranked, _with_symbols(snapshot, files))
 

@@ -20,13 +20,14 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping
+from types import MappingProxyType
 from typing import NamedTuple
 
 from smartctx.core.model import SymbolKind
 from smartctx.retrieval.expand import Expansion
 from smartctx.retrieval.file_kinds import FileKind
 from smartctx.retrieval.focus import FocusRank
-from smartctx.retrieval.name_match import file_name, folder_name, name_coverage
+from smartctx.retrieval.name_match import TaskNames
 from smartctx.retrieval.rank_model import LinearWeights
 from smartctx.retrieval.search import SearchResult
 from smartctx.store.snapshot import NodeRow
@@ -56,7 +57,7 @@ class ScoredNode(NamedTuple):
     score: float
     parts: dict[str, float]
     # The signals behind the parts, unweighted (what the weights were learned over).
-    signals: Mapping[str, float] = {}
+    signals: Mapping[str, float] = MappingProxyType({})
 
 
 # Every signal a definition can have, the names ``rank_model.json`` weighs.
@@ -108,12 +109,12 @@ def score(
     focus: FocusRank,
     kinds: Mapping[str, FileKind],
     tests_wanted: bool,
-    task_stems: frozenset[str],
+    names: TaskNames,
     weights: LinearWeights,
 ) -> list[ScoredNode]:
     """Score every reached node that can be packed (not module nodes; not tests unless they are
-    wanted), best first, ties by id. ``kinds`` holds the paths that are not own code; ``task_stems``
-    the stems of the task's words (``name_match.task_stems``)."""
+    wanted), best first, ties by id. ``kinds`` holds the paths that are not own code; ``names`` says
+    how much of a name or path the task's words cover."""
     candidates = [node for node in expansion.nodes.values() if node.kind is not SymbolKind.MODULE]
     if not candidates:
         return []
@@ -127,7 +128,7 @@ def score(
     task_parts: list[tuple[NodeRow, dict[str, float], dict[str, float]]] = []
     # A request's candidates come from a few hundred files: each file's signals are found once.
     per_file = {
-        path: _file_signals(path, search, top_file, task_stems) for path in {node.path for node in candidates}
+        path: _file_signals(path, search, top_file, names) for path in {node.path for node in candidates}
     }
     for node in candidates:
         signals = {
@@ -136,7 +137,7 @@ def score(
             "bm25": lexical[node.id] / top_lexical,
             "pagerank": node.pagerank / top_rank,
             "usage": math.log1p(node.usage) / top_usage,
-            "nameWords": name_coverage(node.name, task_stems),
+            "nameWords": names.name(node.name),
             "lines": min(1.0, math.log(node.end_line - node.start_line + 1) / _LOG_LINES_SCALE),
         }
         # Most candidates have none of these: they are added only where they hold.
@@ -169,14 +170,13 @@ def score(
     return scored
 
 
-def _file_signals(
-    path: str, search: SearchResult, top_file: float, task_stems: frozenset[str]
-) -> dict[str, float]:
+def _file_signals(path: str, search: SearchResult, top_file: float, names: TaskNames) -> dict[str, float]:
     """The signals every definition of a file shares."""
+    file_named, folder_named = names.path(path)
     signals = {
         FILE_PART: search.file_evidence.get(path, 0.0) / top_file,
-        "fileName": name_coverage(file_name(path), task_stems),
-        "folderName": name_coverage(folder_name(path), task_stems),
+        "fileName": file_named,
+        "folderName": folder_named,
     }
     if path in search.file_places:
         signals["filePlace"] = 1.0 / search.file_places[path]
