@@ -15,12 +15,14 @@ from __future__ import annotations
 from collections import defaultdict
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from functools import cached_property
 
 from smartctx.retrieval.file_kinds import FileKind
 from smartctx.retrieval.name_match import TaskNames
 from smartctx.retrieval.rank_model import LinearWeights
-from smartctx.retrieval.score import FILE_PART, KIND_FACTORS, KIND_PART, NOT_ADDED, ScoredNode
+from smartctx.retrieval.score import KIND_FACTORS, KIND_PART, ScoredNode
 from smartctx.retrieval.search import SearchResult
+from smartctx.retrieval.signal_table import NO_VALUES, SignalTable
 from smartctx.store.snapshot import NodeRow
 
 # Every signal a file can have, the names ``rank_model.json`` weighs.
@@ -45,13 +47,20 @@ SYMBOLS_PER_FILE = 3
 class RankedFile:
     path: str
     score: float
-    parts: dict[str, float]
+    parts: Mapping[str, float]
     # The file's best-ranked definitions, best first (the most central ones when none ranked).
     symbols: tuple[NodeRow, ...]
-    # Why it ranks, in a few words, for the file map.
-    reason: str = ""
     # The signals behind the parts, unweighted (what the weights were learned over).
     signals: Mapping[str, float] = field(default_factory=dict)
+    # The parts of its best-ranked definition (None when none ranked) and its kind, if it is not own
+    # code: what its reason is told from.
+    best: Mapping[str, float] | None = None
+    kind: FileKind | None = None
+
+    @cached_property
+    def reason(self) -> str:
+        """Why it ranks, in a few words, for the file map (told only for the files a map shows)."""
+        return _reason(self.parts, self.best, self.kind)
 
 
 def rank_files(
@@ -70,35 +79,47 @@ def rank_files(
     by_path: defaultdict[str, list[ScoredNode]] = defaultdict(list)
     for item in ranked:
         by_path[item.node.path].append(item)
-    file_evidence = search.file_evidence
-    top_text = max(file_evidence.values(), default=0.0) or 1.0
+    paths = [
+        path
+        for path in sorted(set(by_path) | set(search.file_evidence))
+        if tests_wanted or kinds.get(path) is not FileKind.TEST
+    ]
+    top_text = max(search.file_evidence.values(), default=0.0) or 1.0
+    rows = [_signals(path, by_path.get(path, []), search, top_text, names) for path in paths]
+    signals = SignalTable.of_rows(FILE_SIGNALS, rows)
+    parts = signals.weighed(weights)
+    totals: list[float] = parts.total().tolist()
     files: list[RankedFile] = []
-    for path in sorted(set(by_path) | set(file_evidence)):
+    for index, path in enumerate(paths):
         kind = kinds.get(path)
-        if kind is FileKind.TEST and not tests_wanted:
-            continue
-        items = by_path.get(path, [])
-        own = sorted((_without_file_text(item) for item in items), reverse=True)
-        file_named, folder_named = names.path(path)
-        signals = {
-            "text": file_evidence.get(path, 0.0) / top_text,
-            "textPlace": 1.0 / search.file_places[path] if path in search.file_places else 0.0,
-            "definitions": own[0] if own else 0.0,
-            "furtherDefinitions": sum(own[1 : 1 + FURTHER_DEFINITIONS]),
-            "fileName": file_named,
-            "folderName": folder_named,
-            "mentionedFile": float(path in search.mentioned_files),
-            "moduleNamed": float(path in search.named_modules),
-        }
-        parts = weights.parts(signals)
-        total = sum(parts.values())
+        factor = NO_VALUES
         if kind is not None and KIND_FACTORS[kind] != 1.0:
-            parts[KIND_PART] = KIND_FACTORS[kind]
-            total *= KIND_FACTORS[kind]
+            factor = {KIND_PART: KIND_FACTORS[kind]}
+            totals[index] *= KIND_FACTORS[kind]
+        items = by_path.get(path, [])
+        file_parts = parts.row(index, factor)
         symbols = tuple(item.node for item in items[:SYMBOLS_PER_FILE])
-        files.append(RankedFile(path, total, parts, symbols, _reason(parts, items, kind), signals))
+        best = items[0].parts if items else None
+        files.append(RankedFile(path, totals[index], file_parts, symbols, signals.row(index), best, kind))
     files.sort(key=lambda file: (-file.score, file.path))
     return files
+
+
+def _signals(
+    path: str, items: Sequence[ScoredNode], search: SearchResult, top_text: float, names: TaskNames
+) -> tuple[float, ...]:
+    """A file's signals, in the order of ``FILE_SIGNALS``."""
+    own = sorted((item.own for item in items), reverse=True)
+    place = search.file_places.get(path)
+    return (
+        search.file_evidence.get(path, 0.0) / top_text,
+        1.0 / place if place else 0.0,
+        own[0] if own else 0.0,
+        sum(own[1 : 1 + FURTHER_DEFINITIONS]),
+        *names.path(path),
+        float(path in search.mentioned_files),
+        float(path in search.named_modules),
+    )
 
 
 # What a file's best definition was found by, in the file map's words, strongest evidence first.
@@ -112,23 +133,17 @@ _EVIDENCE = (
 )
 
 
-def _reason(parts: Mapping[str, float], items: Sequence[ScoredNode], kind: FileKind | None) -> str:
+def _reason(parts: Mapping[str, float], best: Mapping[str, float] | None, kind: FileKind | None) -> str:
     """Why a file ranks: what its best definition was found by, then the lexical evidence."""
-    best = items[0].parts if items else {}
-    reasons = [words for part, words in _EVIDENCE if part in best]
+    reasons = [words for part, words in _EVIDENCE if best is not None and part in best]
     text, definitions = parts.get("text", 0.0), parts.get("definitions", 0.0)
     if text and text >= definitions:
         reasons.append("its text matches the task")
-    elif items and "hops" in best:
+    elif best is not None and "hops" in best:
         reasons.append("linked to matching code")
-    elif items:
+    elif best is not None:
         reasons.append("its definitions match the task")
     reasons = reasons[:2]
     if KIND_PART in parts and kind is not None:
         reasons.append(f"{kind.value}, so ranked lower")
     return "; ".join(reasons)
-
-
-def _without_file_text(item: ScoredNode) -> float:
-    """A definition's own score: without its file's text part and before its file's kind factor."""
-    return sum(value for name, value in item.parts.items() if name not in NOT_ADDED and name != FILE_PART)

@@ -177,7 +177,7 @@ class _Renamed:
         return node._replace(id=node.id - self._offset, path=split_path(node.path)[1], parent_id=parent)
 
     def scored(self, item: ScoredNode) -> ScoredNode:
-        return ScoredNode(self.node(item.node), item.score, item.parts, item.signals)
+        return item._replace(node=self.node(item.node))
 
     def ranked_file(self, file: RankedFile, lexical: float, text: float) -> RankedFile:
         """The file under its prefixed path, its lexical parts on the strongest folder's scale."""
@@ -223,7 +223,7 @@ def _rescaled(item: ScoredNode, lexical: float, file: float) -> ScoredNode:
             lost += parts[name] * (1.0 - share) * factor
             parts[name] *= share
     parts[FOLDER_LEXICAL_PART] = lexical
-    return ScoredNode(item.node, item.score - lost, parts, item.signals)
+    return item._replace(score=item.score - lost, parts=parts)
 
 
 class _FolderSources:
@@ -280,7 +280,7 @@ def _impact(
     if top is None:
         return None
     folder = renamed[top.node.id // FOLDER_ID_STRIDE]
-    original = ScoredNode(folder.original(top.node), top.score, top.parts, top.signals)
+    original = top._replace(node=folder.original(top.node))
     section = impact_of(folder.folder.snapshot, Selection((original,), ()), depth)
     if section is None:
         return None

@@ -49,9 +49,7 @@ class TaskNames:
         """The share of a name's words (of at least ``MIN_NAME_WORD_CHARS``) the task uses; 0 for a
         name without such words."""
         words = _name_stems(name)
-        if not words:
-            return 0.0
-        return sum(1 for word in words if word in self._stems) / len(words)
+        return len(self._stems.intersection(words)) / len(words) if words else 0.0
 
 
 def file_name(path: str) -> str:

@@ -26,17 +26,17 @@ class LinearWeights:
     """One weight per signal name."""
 
     weights: Mapping[str, float]
-    # The non-zero weights, the only ones a part can come from (read a thousand times a request).
-    _nonzero: tuple[tuple[str, float], ...] = field(init=False, repr=False, compare=False)
+    # The non-zero weights, in the weights' order: the only ones a part can come from.
+    nonzero: tuple[tuple[str, float], ...] = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         nonzero = tuple((name, weight) for name, weight in self.weights.items() if weight)
-        object.__setattr__(self, "_nonzero", nonzero)
+        object.__setattr__(self, "nonzero", nonzero)
 
     def parts(self, signals: Mapping[str, float]) -> dict[str, float]:
         """Each non-zero signal's contribution (weight times value), by signal name, in the order of
         the weights."""
-        return {name: weight * value for name, weight in self._nonzero if (value := signals.get(name, 0.0))}
+        return {name: weight * value for name, weight in self.nonzero if (value := signals.get(name, 0.0))}
 
     def weight(self, name: str) -> float:
         return self.weights.get(name, 0.0)

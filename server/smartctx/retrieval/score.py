@@ -19,8 +19,8 @@ task votes for the code it calls, imports or subclasses (one graph hop), and tak
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
-from types import MappingProxyType
+from collections import defaultdict
+from collections.abc import Iterable, Mapping
 from typing import NamedTuple
 
 from smartctx.core.model import SymbolKind
@@ -30,6 +30,7 @@ from smartctx.retrieval.focus import FocusRank
 from smartctx.retrieval.name_match import TaskNames
 from smartctx.retrieval.rank_model import LinearWeights
 from smartctx.retrieval.search import SearchResult
+from smartctx.retrieval.signal_table import NO_VALUES, SignalTable, Vector, column
 from smartctx.store.snapshot import NodeRow
 
 # The edges along which a test votes: it calls, references, imports or subclasses the code.
@@ -44,9 +45,9 @@ KIND_FACTORS: Mapping[FileKind, float] = {
     FileKind.TEST: 1.0,
 }
 FILE_PART = "file"
-# Parts that are not added up into the score: facts (hops) and the file-kind factor.
+# The file-kind factor's part: it multiplies the score rather than adding to it (as hops, a fact,
+# adds nothing).
 KIND_PART = "kindFactor"
-NOT_ADDED = frozenset({"hops", KIND_PART})
 
 
 class ScoredNode(NamedTuple):
@@ -55,9 +56,12 @@ class ScoredNode(NamedTuple):
 
     node: NodeRow
     score: float
-    parts: dict[str, float]
+    parts: Mapping[str, float]
     # The signals behind the parts, unweighted (what the weights were learned over).
-    signals: Mapping[str, float] = MappingProxyType({})
+    signals: Mapping[str, float] = NO_VALUES
+    # The score without its file's whole-text part and before its file's kind factor: what a file
+    # ranks its definitions by (files.py counts the file's text once, as a signal of its own).
+    own: float = 0.0
 
 
 # Every signal a definition can have, the names ``rank_model.json`` weighs.
@@ -85,13 +89,14 @@ DEFINITION_SIGNALS = (
 # Definitions this long or longer get the whole ``lines`` signal (its log scale's top).
 LINES_SCALE = 1000
 _LOG_LINES_SCALE = math.log(LINES_SCALE)
-# The kind signals of each kind (a kind without any has none).
-_KIND_SIGNALS: Mapping[SymbolKind, Mapping[str, float]] = {
-    SymbolKind.FUNCTION: {"callable": 1.0},
-    SymbolKind.METHOD: {"callable": 1.0},
-    SymbolKind.CONSTANT: {"constant": 1.0},
+# The kind signal of each kind (a kind without one has none).
+_KIND_SIGNAL_NAMES = ("callable", "container", "constant")
+_KIND_SIGNAL: Mapping[SymbolKind, str] = {
+    SymbolKind.FUNCTION: "callable",
+    SymbolKind.METHOD: "callable",
+    SymbolKind.CONSTANT: "constant",
     **{
-        kind: {"container": 1.0}
+        kind: "container"
         for kind in (
             SymbolKind.CLASS,
             SymbolKind.STRUCT,
@@ -118,109 +123,125 @@ def score(
     candidates = [node for node in expansion.nodes.values() if node.kind is not SymbolKind.MODULE]
     if not candidates:
         return []
-    lexical = {
-        node.id: search.lexical.get(node.id, expansion.reached[node.id].strength) for node in candidates
-    }
-    top_lexical = max(lexical.values()) or 1.0
-    top_rank = max(node.pagerank for node in candidates) or 1.0
-    top_usage = max(math.log1p(node.usage) for node in candidates) or 1.0
-    top_file = max(search.file_evidence.values(), default=0.0) or 1.0
-    task_parts: list[tuple[NodeRow, dict[str, float], dict[str, float]]] = []
-    # A request's candidates come from a few hundred files: each file's signals are found once.
-    per_file = {
-        path: _file_signals(path, search, top_file, names) for path in {node.path for node in candidates}
-    }
-    for node in candidates:
-        signals = {
-            **per_file[node.path],
-            **_KIND_SIGNALS.get(node.kind, {}),
-            "bm25": lexical[node.id] / top_lexical,
-            "pagerank": node.pagerank / top_rank,
-            "usage": math.log1p(node.usage) / top_usage,
-            "nameWords": names.name(node.name),
-            "lines": min(1.0, math.log(node.end_line - node.start_line + 1) / _LOG_LINES_SCALE),
-        }
-        # Most candidates have none of these: they are added only where they hold.
-        if node.id in search.named:
-            signals["named"] = 1.0
-        if node.id in search.named_exactly:
-            signals["namedExactly"] = 1.0
-        if node.id in search.framed:
-            signals["frame"] = 1.0
-        if expansion.reached[node.id].hops:
-            signals["reached"] = 1.0
-        task_parts.append((node, signals, weights.parts(signals)))
+    signals = _signals(candidates, search, expansion, names)
+    parts = signals.weighed(weights)
+    totals: list[float] = parts.total().tolist()
+    owns: list[float] = parts.total(leaving_out=FILE_PART).tolist()
+    # Parts found after the table, by candidate: focus, hops, test votes and the kind factor.
+    later: defaultdict[int, dict[str, float]] = defaultdict(dict)
     # Focus scales with the task's own score of each node, so it settles what the task leaves close
     # and never lifts a node the task is not about over one it is. Without focus there is nothing to
-    # scale (and a thousand totals not to add up).
-    focused = (
-        focus.parts([(node, total_of(parts)) for node, _, parts in task_parts]) if focus.is_focused() else {}
-    )
-    scored: list[ScoredNode] = []
-    for node, signals, parts in task_parts:
-        parts.update(focused.get(node.id, {}))
-        reach = expansion.reached[node.id]
-        if reach.hops:
-            parts["hops"] = float(reach.hops)
-        scored.append(ScoredNode(node, total_of(parts), parts, signals))
+    # scale.
+    if focus.is_focused():
+        focused = focus.parts(list(zip(candidates, totals, strict=True)))
+        for index, node in enumerate(candidates):
+            for name, value in focused.get(node.id, {}).items():
+                later[index][name] = value
+                totals[index] += value
+                owns[index] += value
+    for index, node in enumerate(candidates):
+        hops = expansion.reached[node.id].hops
+        if hops:
+            later[index]["hops"] = float(hops)
+    kept: Iterable[int] = range(len(candidates))
+    votes: dict[int, float] = {}
     if not tests_wanted:
-        scored = _tests_vote(scored, expansion, kinds, weights)
-    scored = [_with_kind_factor(item, kinds) for item in scored]
+        kept, votes = _tests_vote(candidates, totals, expansion, kinds)
+    vote_weight = weights.weight("testVotes")
+    for index, vote in votes.items():
+        if vote and vote_weight:
+            later[index]["testVotes"] = vote_weight * vote
+            totals[index] += vote_weight * vote
+            owns[index] += vote_weight * vote
+    scored: list[ScoredNode] = []
+    for index in kept:
+        node = candidates[index]
+        kind = kinds.get(node.path)
+        if kind is not None and KIND_FACTORS[kind] != 1.0:
+            later[index][KIND_PART] = KIND_FACTORS[kind]
+            totals[index] *= KIND_FACTORS[kind]
+        voted = {"testVotes": votes[index]} if index in votes else NO_VALUES
+        parts_row = parts.row(index, later.get(index, NO_VALUES))
+        scored.append(ScoredNode(node, totals[index], parts_row, signals.row(index, voted), owns[index]))
     scored.sort(key=lambda item: (-item.score, item.node.path, item.node.start_line, item.node.id))
     return scored
 
 
-def _file_signals(path: str, search: SearchResult, top_file: float, names: TaskNames) -> dict[str, float]:
-    """The signals every definition of a file shares."""
-    file_named, folder_named = names.path(path)
-    signals = {
-        FILE_PART: search.file_evidence.get(path, 0.0) / top_file,
-        "fileName": file_named,
-        "folderName": folder_named,
+def _signals(
+    candidates: list[NodeRow], search: SearchResult, expansion: Expansion, names: TaskNames
+) -> SignalTable:
+    """Every candidate's signals but the test votes (found once the candidates are scored)."""
+    reached = expansion.reached
+    lexical = [search.lexical.get(node.id, reached[node.id].strength) for node in candidates]
+    pagerank = [node.pagerank for node in candidates]
+    usage = [math.log1p(node.usage) for node in candidates]
+    # A request's candidates come from a few hundred files: each file's signals are found once.
+    top_file = max(search.file_evidence.values(), default=0.0) or 1.0
+    per_file = {
+        path: _file_signals(path, search, top_file, names) for path in {node.path for node in candidates}
     }
-    if path in search.file_places:
-        signals["filePlace"] = 1.0 / search.file_places[path]
-    if path in search.mentioned_files:
-        signals["mentionedFile"] = 1.0
-    if path in search.named_modules:
-        signals["moduleNamed"] = 1.0
-    return signals
+    files = SignalTable.of_rows(_FILE_SIGNALS, [per_file[node.path] for node in candidates]).values
+    kinds = [_KIND_SIGNAL.get(node.kind) for node in candidates]
+    columns: dict[str, Vector | float] = {
+        "bm25": column(lexical) / (max(lexical) or 1.0),
+        "pagerank": column(pagerank) / (max(pagerank) or 1.0),
+        "usage": column(usage) / (max(usage) or 1.0),
+        **{name: files[:, place] for place, name in enumerate(_FILE_SIGNALS)},
+        "named": _holds(candidates, search.named),
+        "namedExactly": _holds(candidates, search.named_exactly),
+        "frame": _holds(candidates, search.framed),
+        "nameWords": column([names.name(node.name) for node in candidates]),
+        **{name: column([kind == name for kind in kinds]) for name in _KIND_SIGNAL_NAMES},
+        "lines": column([_lines(node) for node in candidates]),
+        "reached": column([reached[node.id].hops > 0 for node in candidates]),
+    }
+    return SignalTable.of(columns, len(candidates))
 
 
-def total_of(parts: Mapping[str, float]) -> float:
-    """The score the parts make: the sum of the added parts times the file-kind factor, if any."""
-    added = sum(value for name, value in parts.items() if name not in NOT_ADDED)
-    return added * parts.get(KIND_PART, 1.0)
+def _holds(candidates: list[NodeRow], ids: frozenset[int]) -> Vector | float:
+    """1 for each candidate in ``ids``, else 0 (most requests have none)."""
+    return column([node.id in ids for node in candidates]) if ids else 0.0
 
 
-def _with_kind_factor(item: ScoredNode, kinds: Mapping[str, FileKind]) -> ScoredNode:
-    kind = kinds.get(item.node.path)
-    if kind is None or KIND_FACTORS[kind] == 1.0:
-        return item
-    parts = {**item.parts, KIND_PART: KIND_FACTORS[kind]}
-    return ScoredNode(item.node, total_of(parts), parts, item.signals)
+def _lines(node: NodeRow) -> float:
+    return min(1.0, math.log(node.end_line - node.start_line + 1) / _LOG_LINES_SCALE)
+
+
+# The signals every definition of a file shares, in the order of ``_file_signals``.
+_FILE_SIGNALS = (FILE_PART, "filePlace", "mentionedFile", "moduleNamed", "fileName", "folderName")
+
+
+def _file_signals(
+    path: str, search: SearchResult, top_file: float, names: TaskNames
+) -> tuple[float, float, float, float, float, float]:
+    file_named, folder_named = names.path(path)
+    place = search.file_places.get(path)
+    return (
+        search.file_evidence.get(path, 0.0) / top_file,
+        1.0 / place if place else 0.0,
+        float(path in search.mentioned_files),
+        float(path in search.named_modules),
+        file_named,
+        folder_named,
+    )
 
 
 def _tests_vote(
-    scored: list[ScoredNode], expansion: Expansion, kinds: Mapping[str, FileKind], weights: LinearWeights
-) -> list[ScoredNode]:
-    """The candidates without tests, each with the vote of the best-matching test that uses it."""
-    tests = {item.node.id: item.score for item in scored if kinds.get(item.node.path) is FileKind.TEST}
+    candidates: list[NodeRow], totals: list[float], expansion: Expansion, kinds: Mapping[str, FileKind]
+) -> tuple[list[int], dict[int, float]]:
+    """The places of the candidates that are not tests, and the vote each gets from the
+    best-matching test that uses it."""
+    tests = {
+        node.id: total
+        for node, total in zip(candidates, totals, strict=True)
+        if kinds.get(node.path) is FileKind.TEST
+    }
     if not tests:
-        return scored
+        return list(range(len(candidates))), {}
     top_test = max(tests.values()) or 1.0
-    votes: dict[int, float] = {}
+    by_id: dict[int, float] = {}
     for edge in expansion.edges:
         if edge.kind in TEST_VOTE_EDGES and edge.src_id in tests and edge.dst_id not in tests:
-            vote = tests[edge.src_id] / top_test
-            votes[edge.dst_id] = max(votes.get(edge.dst_id, 0.0), vote)
-    voted: list[ScoredNode] = []
-    for item in scored:
-        if item.node.id in tests:
-            continue
-        if item.node.id in votes:
-            signals = {**item.signals, "testVotes": votes[item.node.id]}
-            parts = {**item.parts, **weights.parts({"testVotes": votes[item.node.id]})}
-            item = ScoredNode(item.node, total_of(parts), parts, signals)
-        voted.append(item)
-    return voted
+            by_id[edge.dst_id] = max(by_id.get(edge.dst_id, 0.0), tests[edge.src_id] / top_test)
+    kept = [index for index, node in enumerate(candidates) if node.id not in tests]
+    return kept, {index: by_id[candidates[index].id] for index in kept if candidates[index].id in by_id}
