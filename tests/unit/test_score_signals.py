@@ -10,14 +10,15 @@ import pytest
 from tests.node_rows import function_row
 
 from smartctx.retrieval.expand import Expansion, Reach
+from smartctx.retrieval.file_kinds import FileKind
 from smartctx.retrieval.files import rank_files
 from smartctx.retrieval.focus import FocusRank
 from smartctx.retrieval.name_match import TaskNames
 from smartctx.retrieval.query import parse_task
 from smartctx.retrieval.rank_model import shipped_model
-from smartctx.retrieval.score import score
+from smartctx.retrieval.score import KIND_FACTORS, score
 from smartctx.retrieval.search import SearchResult
-from smartctx.store.snapshot import NodeRow
+from smartctx.store.snapshot import EdgeRow, NodeRow
 
 TASK = "The migration serializer writes a nested enum without its module path"
 # The tie-break puts "a/..." before "b/...": every case below gives the signal to the "b/" candidate.
@@ -108,3 +109,44 @@ def test_a_weighed_signal_lifts_its_file(signal: str) -> None:
         ranked, search_result(nodes, **changes), {}, False, TaskNames(parse_task(TASK)), model.files
     )
     assert [file.path for file in files] == [nodes[1].path, PLAIN_PATH]
+
+
+def test_every_score_is_the_sum_of_the_parts_it_shows() -> None:
+    """Focus, hops, a test's vote and a vendored file's factor all in one request: each candidate's
+    parts (which a pack shows as ``scoreParts``) add up to its score, its own score leaves out only
+    its file's text part, and each file's map reason names what found its best definition."""
+    model = shipped_model()
+    nodes = [
+        node(1, PLAIN_PATH, "write_value"),
+        node(2, "b/serializer.py", "serialize_enum", 40),
+        node(3, "vendor/enum_lib.py", "serialize_enum"),
+        node(4, "tests/test_serializer.py", "test_serialize_enum"),
+        node(5, "b/serializer.py", "deconstruct"),
+    ]
+    expansion = Expansion(
+        {**reached(nodes).reached, 5: Reach(2, 1, 2.0)},
+        {item.id: item for item in nodes},
+        (EdgeRow(4, 2, "calls", 1.0), EdgeRow(2, 5, "calls", 1.0)),
+    )
+    found = search_result(nodes, lexical={1: 5.0, 2: 4.0, 3: 3.0, 4: 6.0}, named=frozenset({2}))
+    kinds = {"vendor/enum_lib.py": FileKind.VENDORED, "tests/test_serializer.py": FileKind.TEST}
+    focus = FocusRank(node_share={1: 1.0}, file_share={PLAIN_PATH: 1.0})
+    ranked = score(found, expansion, focus, kinds, False, TaskNames(parse_task(TASK)), model.definitions)
+    assert sorted(item.node.id for item in ranked) == [1, 2, 3, 5]
+    by_id = {item.node.id: item for item in ranked}
+    assert by_id[2].parts["testVotes"] > 0 and by_id[2].signals["testVotes"] == 1.0
+    assert by_id[5].parts["hops"] == 1.0 and "focusFile" in by_id[1].parts
+    assert by_id[3].parts["kindFactor"] == KIND_FACTORS[FileKind.VENDORED]
+    for item in ranked:
+        added = [value for name, value in item.parts.items() if name not in ("hops", "kindFactor")]
+        assert item.score == pytest.approx(sum(added) * item.parts.get("kindFactor", 1.0), rel=1e-12)
+        assert item.own == pytest.approx(sum(added) - item.parts.get("file", 0.0), rel=1e-12)
+    files = rank_files(ranked, found, kinds, False, TaskNames(parse_task(TASK)), model.files)
+    for file in files:
+        added = sum(value for name, value in file.parts.items() if name != "kindFactor")
+        assert file.score == pytest.approx(added * file.parts.get("kindFactor", 1.0), rel=1e-12)
+    # Each file's map line says what found its best definition.
+    reasons = {file.path: file.reason for file in files}
+    assert reasons["b/serializer.py"].startswith("defines a name the task uses; used by a matching test")
+    assert reasons[PLAIN_PATH] == "near the code you are editing; where the editor is"
+    assert reasons["vendor/enum_lib.py"].endswith("vendored, so ranked lower")

@@ -128,8 +128,8 @@ _EVIDENCE = (
     ("named", "defines a name the task uses"),
     ("mentionedFile", "named in the task"),
     ("testVotes", "used by a matching test"),
-    ("cursor", "at the cursor"),
-    ("activeFile", "the active file"),
+    ("focusNear", "near the code you are editing"),
+    ("focusFile", "where the editor is"),
 )
 
 
