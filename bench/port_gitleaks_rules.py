@@ -4,7 +4,7 @@ gitleaks (https://github.com/gitleaks/gitleaks, MIT License, Copyright (c) 2019 
 its detection rules as data: a regular expression per rule, keywords that must occur before the
 expression is tried, an entropy floor for the captured secret and allowlists. This script copies
 that data, rewrites the few RE2 constructs Python's ``re`` spells differently, and writes
-``server/smartctx/core/secret_rules.json`` with the origin, commit and licence named in the file.
+``server/smartctx/secrets/secret_rules.json`` with the origin, commit and licence named in the file.
 
     python bench/port_gitleaks_rules.py path/to/gitleaks.toml COMMIT
 
@@ -21,7 +21,7 @@ from typing import Any
 
 import tomllib
 
-OUTPUT = Path(__file__).resolve().parents[1] / "server" / "smartctx" / "core" / "secret_rules.json"
+OUTPUT = Path(__file__).resolve().parents[1] / "server" / "smartctx" / "secrets" / "secret_rules.json"
 
 
 def python_regex(go: str) -> str:

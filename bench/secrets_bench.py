@@ -3,7 +3,7 @@ real code, time; then whether any planted value leaves through any field of 1,00
 
 Detectors compared on the same text:
 
-* ``smartctx`` — ``smartctx.core.redact`` as shipped (gitleaks' rules as data + smartctx's own forms);
+* ``smartctx`` — ``smartctx.secrets`` as shipped (gitleaks' rules as data + smartctx's own forms);
 * ``gitleaks-rules`` — the ported gitleaks rules alone; ``own-rules`` — smartctx's own forms alone;
 * ``detect-secrets`` / ``bc-detect-secrets`` — Yelp's detector and Bridgecrew's fork with their
   default plugins, run in their own virtual environments (``--detect-secrets PYTHON``, repeatable
@@ -32,7 +32,6 @@ from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
 
-from smartctx.core import redact as redact_module
 from smartctx.core.context import ContextOptions, ContextRequest
 from smartctx.core.tokens import TokenCounter
 from smartctx.history.changes import GitHistory
@@ -41,6 +40,8 @@ from smartctx.indexing.sources import WorkspaceSources
 from smartctx.output.pack_json import pack_to_wire
 from smartctx.retrieval.pipeline import build_context
 from smartctx.retrieval.symbols import expand_node
+from smartctx.secrets import redaction, scan
+from smartctx.secrets.rules import REDACTED
 from smartctx.store.index_store import IndexStore
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
@@ -128,27 +129,27 @@ def measure(name: str, replace: Detector, planted: list[Planted], code: list[str
 
 
 def smartctx_detector(texts: list[str]) -> list[tuple[str, int]]:
-    return [redact_module.redact(text) for text in texts]
+    return [redaction.redact(text) for text in texts]
 
 
 def subset_detector(keep: str) -> Detector:
     """The shipped redactor with one of its two halves switched off."""
 
     def run(texts: list[str]) -> list[tuple[str, int]]:
-        own, gitleaks = redact_module._own_spans, redact_module._gitleaks_spans
+        own, gitleaks = scan._own_spans, scan._gitleaks_spans
         # The answers and clean lines the whole redactor remembered do not hold for half of it.
-        answers, clean_lines = redact_module._answers, redact_module._clean_lines
-        redact_module._answers = redact_module._Answers(redact_module.MAX_ANSWER_CHARS)
-        redact_module._clean_lines = redact_module._CleanLines(redact_module.MAX_CLEAN_LINE_CHARS)
+        answers, clean_lines = redaction._answers, redaction._clean_lines
+        redaction._answers = redaction._Answers(redaction.MAX_ANSWER_CHARS)
+        redaction._clean_lines = redaction._CleanLines(redaction.MAX_CLEAN_LINE_CHARS)
         if keep == "gitleaks":
-            redact_module._own_spans = lambda text, lowered, where, rules: ()  # type: ignore[assignment]
+            scan._own_spans = lambda text, lowered, where, rules: ()  # type: ignore[assignment]
         else:
-            redact_module._gitleaks_spans = lambda text, where, rules: ()  # type: ignore[assignment]
+            scan._gitleaks_spans = lambda text, where, rules: ()  # type: ignore[assignment]
         try:
-            return [redact_module.redact(text) for text in texts]
+            return [redaction.redact(text) for text in texts]
         finally:
-            redact_module._own_spans, redact_module._gitleaks_spans = own, gitleaks
-            redact_module._answers, redact_module._clean_lines = answers, clean_lines
+            scan._own_spans, scan._gitleaks_spans = own, gitleaks
+            redaction._answers, redaction._clean_lines = answers, clean_lines
 
     return run
 
@@ -183,7 +184,7 @@ def detect_secrets_detector(python: str) -> Detector:
             count = 0
             for value in values:
                 count += text.count(value)
-                text = text.replace(value, redact_module.REDACTED)
+                text = text.replace(value, REDACTED)
             results.append((text, count))
         return results
 

@@ -32,7 +32,6 @@ from smartctx.core.context import (
     InvalidRequestError,
     RecentEdit,
 )
-from smartctx.core.redact import RedactingFormatter, redact, redact_tree
 from smartctx.core.tokens import TokenCounter
 from smartctx.history.changes import GitHistory
 from smartctx.indexing.indexer import (
@@ -57,6 +56,8 @@ from smartctx.live.status import StatusCounts, WriterInfo
 from smartctx.lsp.framing import DEFAULT_MAX_BODY_BYTES
 from smartctx.output.pack_json import pack_to_wire
 from smartctx.retrieval.pipeline import build_context
+from smartctx.secrets.log_format import RedactingFormatter
+from smartctx.secrets.redaction import redact, redact_tree
 from smartctx.store.database import INDEX_FILE_NAME, IndexUnavailableError, check_index
 from smartctx.store.index_store import IndexStore, default_index_dir, index_size_bytes
 from smartctx.store.snapshot import IndexSnapshot

@@ -6,8 +6,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from smartctx.core.redact import redact
 from smartctx.retrieval.query import MAX_NAMED, MAX_PARSED_WORDS, Frame, parse_task
+from smartctx.secrets.redaction import redact
 
 
 def test_identifiers_weigh_more_than_prose() -> None:

@@ -21,22 +21,17 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from secret_corpus import Planted, build
-from smartctx.core.redact import (
-    _OWN_LINE_RULES,
-    _OWN_TEXT_RULES,
-    REDACTED,
-    RedactingFormatter,
+from smartctx.secrets.log_format import RedactingFormatter
+from smartctx.secrets.prefilter import _on_match, prefilter_database
+from smartctx.secrets.redaction import redact, redact_tree
+from smartctx.secrets.rules import OWN_LINE_RULES, OWN_TEXT_RULES, REDACTED, compiled_rule_set
+from smartctx.secrets.scan import (
     _call_matches,
     _gitleaks_spans,
     _KeywordLines,
-    _line_local_spans,
-    _lower,
-    _on_match,
     _own_spans,
-    _prefilter_database,
-    _rule_set,
-    redact,
-    redact_tree,
+    line_local_spans,
+    lower_ascii,
 )
 
 CORPUS = build(seed=3, copies=1)
@@ -181,7 +176,7 @@ def test_log_lines_are_redacted_with_their_tracebacks() -> None:
 # Run in a process of its own, so that no line or answer is remembered from an earlier scan.
 _FRESH_SCAN = """
 import json, sys
-from smartctx.core.redact import redact
+from smartctx.secrets.redaction import redact
 print(json.dumps([redact(text) for text in json.load(sys.stdin)]))
 """
 
@@ -258,7 +253,7 @@ def test_a_line_is_redacted_wherever_it_stands_in_a_text() -> None:
 def test_env_defaults_are_found_from_call_openings_as_the_expression_finds_them() -> None:
     """The default of a secret-named environment variable is looked for only where a call opens;
     on real code and on fuzzed calls, every match the rule's expression has is found, and no other."""
-    (rule,) = [rule for rule in _OWN_TEXT_RULES if rule.functions]
+    (rule,) = [rule for rule in OWN_TEXT_RULES if rule.functions]
     rng = random.Random(5)
     fragments = [
         "os.getenv(",
@@ -286,7 +281,7 @@ def test_env_defaults_are_found_from_call_openings_as_the_expression_finds_them(
     found = 0
     for text in texts:
         expected = [match.span() for match in rule.pattern.finditer(text)]
-        assert [match.span() for match in _call_matches(rule, text, _lower(text))] == expected, text
+        assert [match.span() for match in _call_matches(rule, text, lower_ascii(text))] == expected, text
         found += bool(expected)
     assert found > 1000
 
@@ -343,12 +338,12 @@ def _spliced_texts(draw: st.DrawFn) -> str:
 def _plain_line_local_spans(text: str, lowered: str) -> list[tuple[int, int]]:
     """What the line rules find without the prefilter: each rule its keywords name, on each line
     holding one of them (the scan as it was before Hyperscan)."""
-    rule_set = _rule_set()
+    rule_set = compiled_rule_set()
     where = _KeywordLines(text, lowered, rule_set.line_keywords)
     named = sorted({index for keyword in where.present for index in rule_set.line_rules_by_keyword[keyword]})
     return [
         *_gitleaks_spans(text, where, tuple(rule_set.line_rules[index] for index in named)),
-        *_own_spans(text, lowered, where, _OWN_LINE_RULES),
+        *_own_spans(text, lowered, where, OWN_LINE_RULES),
     ]
 
 
@@ -356,16 +351,16 @@ def _plain_line_local_spans(text: str, lowered: str) -> list[tuple[int, int]]:
 @given(_spliced_texts())
 def test_the_prefiltered_scan_finds_what_every_rule_on_every_keyword_line_finds(text: str) -> None:
     """Hyperscan says which rules can match which lines; the spans are those of the plain scan."""
-    lowered = _lower(text)
-    assert sorted(_line_local_spans(text, lowered)) == sorted(_plain_line_local_spans(text, lowered))
+    lowered = lower_ascii(text)
+    assert sorted(line_local_spans(text, lowered)) == sorted(_plain_line_local_spans(text, lowered))
 
 
 def test_the_prefilter_finds_every_planted_form_the_plain_scan_finds() -> None:
     """The whole corpus, each case as one text: the same spans with and without the prefilter."""
     found = 0
     for case in CORPUS:
-        lowered = _lower(case.content)
-        spans = sorted(_line_local_spans(case.content, lowered))
+        lowered = lower_ascii(case.content)
+        spans = sorted(line_local_spans(case.content, lowered))
         assert spans == sorted(_plain_line_local_spans(case.content, lowered)), case.form
         found += bool(spans)
     # Most forms are found by the line rules: the comparison is not of two empty answers.
@@ -381,10 +376,10 @@ def _prefilter_hits(database: hyperscan.Database, text: bytes) -> list[tuple[int
 def test_a_saved_prefilter_is_loaded_and_a_damaged_one_is_compiled_again(isolated_cache: Path) -> None:
     patterns = [re.compile(r"\btoken=(\w{8,})"), re.compile("password", re.IGNORECASE)]
     text = b"x token=abcdefgh1 PASSWORD\n"
-    compiled = _prefilter_hits(_prefilter_database(patterns), text)
+    compiled = _prefilter_hits(prefilter_database(patterns), text)
     [saved] = isolated_cache.glob("secret-prefilter-*.hsdb")
     whole = saved.read_bytes()
-    assert compiled and _prefilter_hits(_prefilter_database(patterns), text) == compiled
+    assert compiled and _prefilter_hits(prefilter_database(patterns), text) == compiled
     saved.write_bytes(whole[: len(whole) // 2] + bytes(len(whole) - len(whole) // 2))
-    assert _prefilter_hits(_prefilter_database(patterns), text) == compiled
+    assert _prefilter_hits(prefilter_database(patterns), text) == compiled
     assert saved.read_bytes() == whole

@@ -1,5 +1,5 @@
 """The language server's one exit: every message it writes passes
-:func:`~smartctx.core.redact.redact_tree`.
+:func:`~smartctx.secrets.redaction.redact_tree`.
 
 Responses, notifications, requests to the client and errors all leave through ``_send_data``, so
 redacting there covers what any handler sends, including texts pygls writes itself (an exception's
@@ -34,7 +34,7 @@ from pygls.protocol import (
     LanguageServerProtocol,
 )
 
-from smartctx.core.redact import redact_tree
+from smartctx.secrets.redaction import redact_tree
 
 log = logging.getLogger(__name__)
 

@@ -1,4 +1,4 @@
-"""The MCP server's one exit: every message it writes passes :func:`~smartctx.core.redact.redact_tree`.
+"""The MCP server's one exit: every message it writes passes :func:`~smartctx.secrets.redaction.redact_tree`.
 
 Tool results, log notifications, progress messages and errors all leave through the SDK's write
 stream, so redacting there covers what any handler sends, including texts no handler wrote itself.
@@ -13,7 +13,7 @@ from typing import Any, Protocol
 import mcp_types as types
 from mcp.shared.message import SessionMessage
 
-from smartctx.core.redact import redact_tree
+from smartctx.secrets.redaction import redact_tree
 
 log = logging.getLogger(__name__)
 

@@ -10,8 +10,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 
 from smartctx.core.history import IMPACT_GROUPS, ImpactEntry, ImpactSection, RecentChange
-from smartctx.core.redact import redact
 from smartctx.core.tokens import TokenCounter
+from smartctx.secrets.redaction import redact
 
 # The most of the budget one body's recent changes may take, on top of the body itself: the code
 # matters more than its story.

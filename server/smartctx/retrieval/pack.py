@@ -23,13 +23,13 @@ from dataclasses import dataclass, field, replace
 from smartctx.core.context import BodyItem, FileMapEntry, FileMapSymbol, SummaryItem, Warning
 from smartctx.core.files import line_offsets, span_digest
 from smartctx.core.history import ImpactSection, RecentChange
-from smartctx.core.redact import redact_all
 from smartctx.core.tokens import TokenCounter
 from smartctx.retrieval.breadcrumbs import IMPACT_SHARE, MAX_HISTORY_SHARE_PER_BODY, fit_changes, fit_impact
 from smartctx.retrieval.diversify import Selection
 from smartctx.retrieval.files import RankedFile
 from smartctx.retrieval.score import ScoredNode
 from smartctx.retrieval.sources import SourceReader
+from smartctx.secrets.redaction import redact_all
 from smartctx.store.snapshot import NodeRow
 
 # A cut body keeps at least this many lines, or it is skipped: a stub of a body helps nobody.

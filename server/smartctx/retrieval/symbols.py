@@ -16,10 +16,10 @@ from smartctx.core.context import (
     Warning,
 )
 from smartctx.core.model import SymbolKind
-from smartctx.core.redact import redact
 from smartctx.core.tokens import TokenCounter
 from smartctx.retrieval.pack import citation, current_source, node_id
 from smartctx.retrieval.sources import SourceReader
+from smartctx.secrets.redaction import redact
 from smartctx.store.snapshot import IndexSnapshot, NodeRow
 
 # A hover lists at most this many uses; the count says how many there are.
