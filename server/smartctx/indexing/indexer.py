@@ -63,7 +63,7 @@ FILES_PER_WRITE = 200
 # the 5,838 paths of a django checkout) and finding files below each gone path cost 1 ms more.
 RECONCILE_FROM_PATHS = 500
 
-# Files parsed or deleted before the lexical index is built again from its rows (writer.py's
+# Files parsed or deleted before the lexical index is built again from its rows (upkeep.py's
 # compact_search): its BM25 statistics keep counting deleted documents until then, so a large live
 # index would drift from the scores a fresh one gives.
 COMPACT_AFTER_FILES = 1_000
