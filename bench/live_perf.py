@@ -38,8 +38,8 @@ from lsprotocol import types
 from pygls.lsp.client import LanguageClient
 
 from smartctx.indexing.indexer import IndexConfig, Indexer
+from smartctx.lsp.json_converter import json_converter
 from smartctx.lsp.protocol import CONTEXT_FOR_TASK, INDEX_STATUS
-from smartctx.lsp.server import json_converter
 from smartctx.store.index_store import IndexStore
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))

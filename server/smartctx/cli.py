@@ -625,7 +625,7 @@ def _status_command(args: argparse.Namespace) -> int:
 
 def _serve_command(args: argparse.Namespace) -> int:
     # Imported here: the other commands never pay for loading pygls.
-    from smartctx.lsp.server import serve
+    from smartctx.lsp.main_loop import serve
 
     return serve(tcp=args.tcp, max_message_bytes=args.max_message_bytes)
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from pytest_lsp import LanguageClient
 from pytest_lsp.client import register_lsp_features
 
-from smartctx.lsp.server import json_converter
+from smartctx.lsp.json_converter import json_converter
 
 
 def make_client() -> LanguageClient:

@@ -11,8 +11,9 @@ from lsprotocol import types
 from pygls.lsp.server import LanguageServer
 from pygls.protocol import JsonRPCNotification, JsonRPCResponseMessage, LanguageServerProtocol
 
+from smartctx.lsp.json_converter import json_converter
 from smartctx.lsp.redacting import RedactedJson
-from smartctx.lsp.server import SmartctxServer, json_converter
+from smartctx.lsp.server import SmartctxServer
 
 # Built from pieces so that the test file itself holds no token a scanner would flag.
 TOKEN = "ghp_" + "Wq3Zr8Xm2Kp7Lt5Nv9Bc4Df6Gh1Jk0Ls3Qa7"

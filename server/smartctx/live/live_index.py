@@ -12,15 +12,15 @@ after it. Whatever piles up while the index thread is busy becomes one batch (a 
 in the worker processes); a request for a full reconcile (lost events, an ignore file changed, the
 periodic safety net) runs on the index thread and is coalesced with any other one still waiting.
 
-Sharing (sharing.py): only the process holding the index folder's writer lock does any of the above.
-Any other process on the same folder follows: it answers from snapshots of what the writer commits,
-mirrors the writer's progress in its own status, and keeps its own editor buffers to itself (they
-are read when packing, as overlays, but never written into the shared index). It watches no files,
-so it learns of the user's saves from the memory of edits the writer publishes, and adds that to its
-own for editor focus. It tries the lock every ``FOLLOW_POLL_S``; when the writer exits or dies it
-takes over: it opens the index read-write, reconciles it with the folder (which also finishes
-whatever the dead writer left half done and puts back the disk text of files the writer had indexed
-from its own unsaved buffers), then indexes its own buffers.
+Sharing (sharing.py, roles.py): only the process holding the index folder's writer lock does any of
+the above, and publishes its status and memory of edits for the others. Any other process on the
+same folder follows: it answers from snapshots of what the writer commits, mirrors the writer's
+progress in its own status, and keeps its own editor buffers to itself (they are read when packing,
+as overlays, but never written into the shared index). It watches no files, so it learns of the
+user's saves from the memory of edits the writer publishes, and adds that to its own for editor
+focus. When the writer exits or dies it takes over: it opens the index read-write, reconciles it
+with the folder (which also finishes whatever the dead writer left half done and puts back the disk
+text of files the writer had indexed from its own unsaved buffers), then indexes its own buffers.
 """
 
 from __future__ import annotations
@@ -45,20 +45,11 @@ from smartctx.indexing.indexer import (
 from smartctx.indexing.scanner import ScanConfig, is_decodable
 from smartctx.indexing.watcher import Watcher
 from smartctx.live.edits import EditMemory
-from smartctx.live.sharing import (
-    EDITS_FILE_NAME,
-    FOLLOW_POLL_S,
-    WriterLock,
-    publish_edits,
-    publish_status,
-    read_edits,
-    read_status,
-    this_process,
-)
+from smartctx.live.roles import Follower, Publisher, WriterLook, named
+from smartctx.live.sharing import WriterLock, read_edits
 from smartctx.live.status import IndexRole, StatusCounts, WriterInfo
 from smartctx.live.tasks import BackgroundTasks
-from smartctx.store.commits import CommitWatch
-from smartctx.store.database import INDEX_FILE_NAME, IndexUnavailableError, check_index
+from smartctx.store.database import IndexUnavailableError
 from smartctx.store.index_store import IndexStore, default_index_dir
 from smartctx.store.snapshot import IndexSnapshot, SnapshotPool
 
@@ -69,13 +60,6 @@ OPEN_WAIT_S = 30.0
 # Graph scores are recomputed once updates have been quiet this long: on django a recompute takes
 # about a second on the index thread, which a save arriving meanwhile would have to wait for.
 SCORES_QUIET_S = 2.0
-# A follower that finds the index file unreadable reports it only once it has stayed so this long:
-# a writer creating the file leaves it without tables for a moment.
-UNREADABLE_GRACE_S = 1.0
-# The writer publishes its memory of edits when a file joins it or becomes the newest edit, and
-# otherwise (the same file edited again, as typing does) at most this often: an edit's weight halves
-# in an hour (retrieval/focus.py), so a follower's times may lag by this much.
-EDITS_PUBLISH_S = 10.0
 
 log = logging.getLogger(__name__)
 
@@ -106,14 +90,13 @@ class LiveIndex:
             index_dir.expanduser().absolute() if index_dir is not None else default_index_dir(root)
         )
         self._writer_lock = WriterLock(self._index_dir)
-        self._me = this_process()
         self._on_status = on_status
         self._tasks = tasks
         self._index_thread = ThreadPoolExecutor(max_workers=1, thread_name_prefix="smartctx-index")
         self._watch_thread = ThreadPoolExecutor(max_workers=1, thread_name_prefix="smartctx-watch")
-        # Writes what this process publishes for its followers off the caller's thread (its thread
-        # starts with the first publication).
-        self._publish_thread = ThreadPoolExecutor(max_workers=1, thread_name_prefix="smartctx-publish")
+        # What this process publishes while it writes, and what it reads of the writer while it follows.
+        self._publisher = Publisher(self._index_dir)
+        self._follower = Follower(root, self._index_dir)
         self._lock = threading.Lock()
         self._stop = threading.Event()
         self._opened = threading.Event()
@@ -129,10 +112,8 @@ class LiveIndex:
         self.history = GitHistory(root)
         # The files edited lately: buffers changed in the editor, saves the watcher sees.
         self.edits = EditMemory(on_change=self._edits_changed)
-        # What this process last published of them (as a writer), and when (monotonic).
+        # Serialises the publications of that memory (as a writer).
         self._edits_lock = threading.Lock()
-        self._published_edit_order: list[str] = []
-        self._edits_published_s = -EDITS_PUBLISH_S
         # Guarded by _lock: what the index thread is doing and what waits for it.
         self._busy = True
         self._done = 0
@@ -153,9 +134,6 @@ class LiveIndex:
         self._role: IndexRole = "writer"
         self._writer: WriterInfo | None = None
         self._followed: StatusCounts | None = None
-        # While following: the writer's memory of edits as last read, and the file's mtime then.
-        self._writer_edits: list[tuple[str, float]] = []
-        self._writer_edits_mtime_ns: int | None = None
 
     def start(self) -> None:
         """Write the index (bringing it up to date with the folder) if no other process does, else
@@ -218,8 +196,8 @@ class LiveIndex:
         """The files edited lately, newest first: those this process saw, and while it follows
         another, those the writer saw."""
         with self._lock:
-            theirs = self._writer_edits if self._role == "follower" else []
-        return self.edits.recent(theirs)
+            following = self._role == "follower"
+        return self.edits.recent(self._follower.writer_edits() if following else [])
 
     def _edits_changed(self) -> None:
         """The memory of edits changed: as the writer, publish it for the followers. The file is
@@ -227,17 +205,12 @@ class LiveIndex:
         event loop."""
         with self._edits_lock:
             edited = self.edits.edited()
-            order = [path for path, _ in edited]
-            now = time.monotonic()
             with self._lock:
                 writing = self._role == "writer" and self._writer_lock.held and not self._stop.is_set()
-                if not writing or (
-                    order == self._published_edit_order and now - self._edits_published_s < EDITS_PUBLISH_S
-                ):
-                    return
-                self._published_edit_order, self._edits_published_s = order, now
-                publishing = self._publish_thread.submit(publish_edits, self._index_dir, edited)
-        self._tasks.keep(f"publishing the edits of {self.root}", publishing)
+                # Under the lock, so close() cannot release the publish thread in between.
+                publishing = self._publisher.edits(edited) if writing else None
+        if publishing is not None:
+            self._tasks.keep(f"publishing the edits of {self.root}", publishing)
 
     def set_exclude(self, exclude: tuple[str, ...]) -> None:
         """Index under other user exclude patterns (gitignore syntax): files they now exclude leave
@@ -266,7 +239,7 @@ class LiveIndex:
         self._tasks.keep(f"closing the index of {self.root}", closing)
         self._index_thread.shutdown(wait=False, cancel_futures=False)
         self._watch_thread.shutdown(wait=False, cancel_futures=True)
-        self._publish_thread.shutdown(wait=False, cancel_futures=False)
+        self._publisher.close()
         self._snapshots.close()
 
     def snapshot(self) -> IndexSnapshot:
@@ -309,16 +282,8 @@ class LiveIndex:
     def _follow(self) -> None:
         """On the watch thread: follow the writer's commits and progress until this process gets
         the lock, then take over writing on the index thread."""
-        watch: CommitWatch | None = None
-        unreadable_since: float | None = None
-        try:
-            while not self._writer_lock.try_acquire():
-                watch, unreadable_since = self._observe(watch, unreadable_since)
-                if self._stop.wait(FOLLOW_POLL_S):
-                    return
-        finally:
-            if watch is not None:
-                watch.close()
+        if not self._follower.follow(self._writer_lock, self._stop, self._looked):
+            return
         with self._lock:
             if self._stop.is_set():
                 # close() already ran: hand the lock on rather than keep it until this process exits.
@@ -327,83 +292,40 @@ class LiveIndex:
             future = self._index_thread.submit(self._take_over, self._writer)
         self._tasks.keep(f"taking over the index of {self.root}", future)
 
-    def _observe(
-        self, watch: CommitWatch | None, unreadable_since: float | None
-    ) -> tuple[CommitWatch | None, float | None]:
-        """One look at what the writer committed and published; publishes this process's status
-        when it changed. Returns the commit watch and since when the index has been unreadable."""
-        published = read_status(self._index_dir)
-        self._read_writer_edits()
-        path = self._index_dir / INDEX_FILE_NAME
-        indexed: int | None = None
-        problem: str | None = None
-        try:
-            if watch is None and path.exists():
-                problem = check_index(path, self.root)
-                if problem is None:
-                    watch = CommitWatch(path)
-            if watch is not None and watch.changed():
-                indexed = watch.file_count()
-        except (OSError, IndexUnavailableError) as error:
-            problem = str(error)
-        if problem is not None and watch is not None:
-            watch.close()
-            watch = None
-        now = time.monotonic()
-        unreadable_since = None if problem is None else unreadable_since or now
+    def _looked(self, look: WriterLook) -> None:
+        """While following: mirror what the writer committed and published; publishes this
+        process's status when it changed."""
         with self._lock:
             before = self._counts()
-            if published is not None:
-                self._followed, self._writer = published
-            if indexed is not None:
-                self._indexed_files = indexed
-            if (
-                problem is not None
-                and unreadable_since is not None
-                and now - unreadable_since >= UNREADABLE_GRACE_S
-            ):
-                self._open_error = (
-                    f"cannot read the index of {self.root} that {_named(self._writer)} writes: {problem}"
-                )
-            elif problem is None:
-                self._open_error = None
-            if watch is not None:
-                self._index_path = path
-            ready_to_read = watch is not None or self._open_error is not None
+            if look.published is not None:
+                self._followed, self._writer = look.published
+            if look.indexed_files is not None:
+                self._indexed_files = look.indexed_files
+            self._open_error = look.error
+            if look.index_path is not None:
+                self._index_path = look.index_path
+            ready_to_read = look.index_path is not None or look.error is not None
             changed = self._counts() != before
         if ready_to_read:
             self._opened.set()
         if changed:
             self._publish(force=True)
-        return watch, unreadable_since
-
-    def _read_writer_edits(self) -> None:
-        """While following: the writer's memory of edits, read again when its file changed."""
-        try:
-            mtime_ns: int | None = (self._index_dir / EDITS_FILE_NAME).stat().st_mtime_ns
-        except OSError:
-            mtime_ns = None
-        if mtime_ns == self._writer_edits_mtime_ns:
-            return
-        edits = read_edits(self._index_dir) if mtime_ns is not None else []
-        with self._lock:
-            self._writer_edits, self._writer_edits_mtime_ns = edits, mtime_ns
 
     def _take_over(self, previous: WriterInfo | None) -> None:
         """On the index thread, holding the lock: the writer is gone; write the index from now on."""
-        log.info("%s no longer writes the index of %s; this process takes over", _named(previous), self.root)
+        log.info("%s no longer writes the index of %s; this process takes over", named(previous), self.root)
         with self._lock:
             self._role, self._writer, self._followed = "writer", None, None
             self._open_error = None
             self._busy = True
-        self._open_and_reconcile(f"took over from {_named(previous)}")
+        self._open_and_reconcile(f"took over from {named(previous)}")
 
     def _reindex(self) -> IndexReport | None:
         with self._lock:
             following, writer = self._role == "follower", self._writer
         if following:
             raise IndexNotAvailableError(
-                f"{_named(writer)} writes the index of {self.root} and keeps it up to date: re-index"
+                f"{named(writer)} writes the index of {self.root} and keeps it up to date: re-index"
                 " there, or stop it and this process takes over"
             )
         return self._reconcile("re-index requested")
@@ -579,7 +501,7 @@ class LiveIndex:
         if self._stop.is_set():
             return
         if writing:
-            publish_status(self._index_dir, counts, self._me)
+            self._publisher.status(counts)
         self._on_status(counts)
 
     def _counts(self) -> StatusCounts:
@@ -610,7 +532,3 @@ class LiveIndex:
             self._store.close()
             self._store = None
         self._writer_lock.release()
-
-
-def _named(writer: WriterInfo | None) -> str:
-    return "another process" if writer is None else f"{writer.command} (pid {writer.pid})"

@@ -1,7 +1,8 @@
-"""The language server: the one place that wires LSP messages to the live index.
+"""The language server's state: settings, the workspace folders with their live indexes, unsaved
+buffers, progress and log forwarding, and the query threads that answer requests.
 
-Handlers stay thin (convert, delegate, convert back). The event loop only parses messages and
-routes them: indexing runs on the index thread and packing on query threads (see live_index.py).
+The handlers (handlers.py) stay thin by delegating here: the event loop only parses messages and
+routes them, indexing runs on the index thread and packing on query threads (see live_index.py).
 Unsaved editor buffers are packed as they are and indexed once typing pauses, so a pack finds and
 quotes what the user sees.
 
@@ -13,18 +14,15 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import sys
 import threading
 import uuid
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from concurrent.futures import Future
-from contextlib import contextmanager
 from dataclasses import replace
 from importlib.metadata import version
 from typing import Any, TypeVar
 
-import cattrs
-from lsprotocol import converters, types
+from lsprotocol import types
 from pygls.exceptions import (
     JsonRpcContentModified,
     JsonRpcException,
@@ -32,11 +30,6 @@ from pygls.exceptions import (
     JsonRpcRequestCancelled,
 )
 from pygls.lsp.server import LanguageServer
-from pygls.protocol import (
-    JsonRPCNotification,
-    JsonRPCRequestMessage,
-    JsonRPCResponseMessage,
-)
 
 from smartctx.core.context import ContextPack, ContextRequest, InvalidRequestError, NodeChangedError, Warning
 from smartctx.live.live_index import IndexNotAvailableError
@@ -44,29 +37,13 @@ from smartctx.live.paths import file_uri_path
 from smartctx.live.status import StatusCounts
 from smartctx.live.tasks import BackgroundTasks
 from smartctx.live.workspace import Folder, Workspace
-from smartctx.lsp.client_log import ClientLogHandler, not_sent_to_client
-from smartctx.lsp.convert import (
-    context_requests,
-    expand_id,
-    ignored_fields,
-    reindex_to_wire,
-    status_to_wire,
-)
-from smartctx.lsp.framing import DEFAULT_MAX_BODY_BYTES
-from smartctx.lsp.hover import hover_markdown
-from smartctx.lsp.protocol import (
-    CONTEXT_FOR_TASK,
-    EXPAND,
-    INDEX_STATUS,
-    INDEX_UNAVAILABLE_CODE,
-    REINDEX_COMMAND,
-    IndexStatus,
-    ReindexResult,
-)
+from smartctx.lsp.client_log import ClientLogHandler
+from smartctx.lsp.convert import status_to_wire
+from smartctx.lsp.json_converter import json_converter
+from smartctx.lsp.protocol import INDEX_STATUS, INDEX_UNAVAILABLE_CODE
 from smartctx.lsp.redacting import RedactedJson
 from smartctx.lsp.rpc import SmartctxProtocol
 from smartctx.lsp.settings import Settings, apply_changed_settings, parse_settings
-from smartctx.lsp.transport import serve_stdio, serve_tcp
 from smartctx.output.pack_json import node_to_wire, pack_to_wire
 from smartctx.retrieval.pipeline import CancelledError as PipelineCancelledError
 
@@ -84,74 +61,6 @@ class IndexUnavailableResponse(JsonRpcException):
     """The answer to a request while the index cannot be opened; the message says why."""
 
     CODE = INDEX_UNAVAILABLE_CODE
-
-
-@contextmanager
-def invalid_params() -> Iterator[None]:
-    """Client data that fails validation is the client's to fix: answer InvalidParams with why."""
-    try:
-        yield
-    except InvalidRequestError as error:
-        raise JsonRpcInvalidParams(str(error)) from None
-
-
-def json_converter() -> cattrs.Converter:
-    """lsprotocol's converter, strict about JSON types, with the params of methods lsprotocol does not
-    know left as plain JSON.
-
-    cattrs would turn ``"line": "4"`` into 4, ``1.5`` into 1 and ``5`` into the URI ``"5"``; a client
-    sending those has a bug it should hear about, so a value of the wrong JSON type is InvalidParams.
-    pygls's ``default_converter`` turns unknown methods' params into namedtuples, renaming keys that
-    are not identifiers; the ``smartctx/*`` methods want the JSON the client sent, which
-    ``convert.py`` validates.
-    """
-    converter = converters.get_converter()
-    # These hooks also receive lsprotocol's enums (subclasses of int and str), hence ``kind(value)``.
-    converter.register_structure_hook(int, _strict_int)
-    converter.register_structure_hook(float, _strict_float)
-    converter.register_structure_hook(str, _strict_str)
-    converter.register_structure_hook(bool, _strict_bool)
-    # JSON-RPC lets a request or notification leave out params (vscode-jsonrpc does, for one without
-    # any); the message types require the field. Fields other than the envelope's are ignored.
-    converter.register_structure_hook(
-        JsonRPCRequestMessage,
-        lambda data, cls: cls(
-            id=data["id"], method=data["method"], jsonrpc=data["jsonrpc"], params=data.get("params")
-        ),
-    )
-    converter.register_structure_hook(
-        JsonRPCNotification,
-        lambda data, cls: cls(method=data["method"], jsonrpc=data["jsonrpc"], params=data.get("params")),
-    )
-    converter.register_structure_hook(
-        JsonRPCResponseMessage,
-        lambda data, cls: cls(id=data["id"], jsonrpc=data["jsonrpc"], result=data.get("result")),
-    )
-    return converter
-
-
-def _strict_int(value: Any, kind: type[int]) -> int:
-    if isinstance(value, bool) or not isinstance(value, int):
-        raise TypeError(f"expected an integer, got {value!r}")
-    return kind(value)
-
-
-def _strict_float(value: Any, kind: type[float]) -> float:
-    if isinstance(value, bool) or not isinstance(value, int | float):
-        raise TypeError(f"expected a number, got {value!r}")
-    return kind(value)
-
-
-def _strict_str(value: Any, kind: type[str]) -> str:
-    if not isinstance(value, str):
-        raise TypeError(f"expected a string, got {value!r}")
-    return kind(value)
-
-
-def _strict_bool(value: Any, _: type[bool]) -> bool:
-    if not isinstance(value, bool):
-        raise TypeError(f"expected true or false, got {value!r}")
-    return value
 
 
 class SmartctxServer(LanguageServer):
@@ -437,134 +346,3 @@ def _message_type(level: int) -> types.MessageType:
     if level >= logging.WARNING:
         return types.MessageType.Warning
     return types.MessageType.Info if level >= logging.INFO else types.MessageType.Log
-
-
-def build_server() -> SmartctxServer:
-    server = SmartctxServer()
-
-    @server.feature(types.INITIALIZE)
-    def initialize(ls: SmartctxServer, params: types.InitializeParams) -> None:
-        ls.open_workspace(params)
-
-    @server.feature(types.INITIALIZED)
-    async def initialized(ls: SmartctxServer, params: types.InitializedParams) -> None:
-        if ls.folders is not None and ls.folders.folders:
-            await ls.begin_progress()
-            for folder in ls.folders.folders:
-                folder.index.start()
-
-    @server.feature(types.WORKSPACE_DID_CHANGE_WORKSPACE_FOLDERS)
-    def did_change_workspace_folders(
-        ls: SmartctxServer, params: types.DidChangeWorkspaceFoldersParams
-    ) -> None:
-        ls.change_folders(params.event)
-
-    @server.feature(types.SHUTDOWN)
-    def shutdown(ls: SmartctxServer, params: None) -> None:
-        ls.close_index()
-        ls.stop_forwarding_logs()
-
-    @server.feature(CONTEXT_FOR_TASK)
-    async def context_for_task(ls: SmartctxServer, params: Any) -> RedactedJson:
-        folders = ls.require_workspace().folders
-        with invalid_params():
-            requests = context_requests(params, [f.root for f in folders], ls.settings.context_defaults)
-        return await ls.pack_answer(folders, requests, ignored_fields(params))
-
-    @server.feature(EXPAND)
-    async def expand(ls: SmartctxServer, params: Any) -> RedactedJson:
-        with invalid_params():
-            wire_id = expand_id(params)
-        return await ls.expand_answer(wire_id)
-
-    @server.feature(types.TEXT_DOCUMENT_HOVER)
-    async def hover(ls: SmartctxServer, params: types.HoverParams) -> types.Hover | None:
-        target = ls.word_at(params.text_document.uri, params.position)
-        if target is None or ls.folders is None or not ls.settings.hover:
-            return None
-        workspace, (folder, path, line, word) = ls.folders, target
-        symbol = await ls.on_query_thread(lambda: workspace.symbol_at(folder, path, line, word))
-        if symbol is None:
-            return None
-        markdown = types.MarkupContent(
-            kind=types.MarkupKind.Markdown, value=hover_markdown(symbol, folder.root)
-        )
-        return types.Hover(contents=markdown)
-
-    @server.command(REINDEX_COMMAND)
-    async def reindex(ls: SmartctxServer, *arguments: Any) -> ReindexResult:
-        workspace = ls.require_workspace()
-        folders = workspace.folders
-        if arguments:
-            chosen = workspace.folder_named(arguments[0]) if len(arguments) == 1 else None
-            if chosen is None:
-                names = ", ".join(f"{folder.name} ({folder.uri})" for folder in folders)
-                raise JsonRpcInvalidParams(
-                    f"{REINDEX_COMMAND} takes no argument or one workspace folder name or URI, "
-                    f"one of: {names}; got {list(arguments)!r}"
-                )
-            folders = (chosen,)
-        try:
-            reports = await asyncio.gather(*(asyncio.wrap_future(f) for f in workspace.reindex(folders)))
-        except IndexNotAvailableError as error:
-            raise IndexUnavailableResponse(str(error)) from None
-        done = [report for report in reports if report is not None]
-        if len(done) < len(reports):
-            raise JsonRpcRequestCancelled("the server is shutting down; the re-index stopped")
-        return reindex_to_wire(done)
-
-    @server.feature(INDEX_STATUS)
-    def index_status(ls: SmartctxServer, params: Any) -> IndexStatus:
-        return status_to_wire(ls.require_workspace().status())
-
-    @server.feature(types.WORKSPACE_DID_CHANGE_CONFIGURATION)
-    def did_change_configuration(ls: SmartctxServer, params: types.DidChangeConfigurationParams) -> None:
-        ls.change_settings(params.settings)
-
-    @server.feature(types.TEXT_DOCUMENT_DID_OPEN)
-    def did_open(ls: SmartctxServer, params: types.DidOpenTextDocumentParams) -> None:
-        ls.buffer_changed(params.text_document.uri, edited=False)
-
-    @server.feature(types.TEXT_DOCUMENT_DID_CHANGE)
-    def did_change(ls: SmartctxServer, params: types.DidChangeTextDocumentParams) -> None:
-        ls.buffer_changed(params.text_document.uri, edited=True)
-
-    @server.feature(types.TEXT_DOCUMENT_DID_SAVE)
-    def did_save(ls: SmartctxServer, params: types.DidSaveTextDocumentParams) -> None:
-        ls.reindex_from_disk(params.text_document.uri)
-
-    @server.feature(types.TEXT_DOCUMENT_DID_CLOSE)
-    def did_close(ls: SmartctxServer, params: types.DidCloseTextDocumentParams) -> None:
-        ls.buffer_closed(params.text_document.uri)
-
-    @server.feature(types.WORKSPACE_DID_CHANGE_WATCHED_FILES)
-    def did_change_watched_files(ls: SmartctxServer, params: types.DidChangeWatchedFilesParams) -> None:
-        # A second source beside the server's own watcher: the paths join the same coalesced queue.
-        for change in params.changes:
-            ls.reindex_from_disk(change.uri)
-
-    return server
-
-
-def serve(tcp: tuple[str, int] | None = None, max_message_bytes: int = DEFAULT_MAX_BODY_BYTES) -> int:
-    """Run the language server over stdio, or for one client on ``tcp`` (host, port), until the
-    client says exit or goes away. The exit code is LSP's: 1 when exit came without shutdown."""
-    logging.getLogger(SMARTCTX_LOGGER).setLevel(STDERR_LOG_LEVEL)
-    for handler in logging.getLogger().handlers:
-        handler.addFilter(not_sent_to_client)
-    # pygls logs every outgoing message body, context packs included, at INFO.
-    logging.getLogger("pygls").setLevel(logging.WARNING)
-    server = build_server()
-    protocol = server.protocol
-    assert isinstance(protocol, SmartctxProtocol)
-    try:
-        if tcp is None:
-            asyncio.run(serve_stdio(protocol, sys.stdin.buffer, sys.stdout.buffer, max_message_bytes))
-        else:
-            asyncio.run(serve_tcp(protocol, *tcp, max_message_bytes))
-    except BrokenPipeError:
-        log.warning("the client closed its end of the connection; stopping")
-    finally:
-        server.close_index()
-        server.stop_forwarding_logs()
-    return protocol.exit_code or 0

@@ -198,7 +198,7 @@ class _GenerationValues:
     """Values every snapshot at one search generation shares, filled by the first that needs them.
 
     A batch that adds or removes a file or a definition changes search rows, and every such batch
-    counts one more generation (writer.py, ``SEARCH_GENERATION_KEY``); so the set of indexed paths,
+    counts one more generation (batch.py, ``SEARCH_GENERATION_KEY``); so the set of indexed paths,
     the number of definitions and the file of each are the same in every snapshot at one
     generation. Nothing that can change without the generation (a definition's lines, scores,
     edges) belongs here.
@@ -363,7 +363,7 @@ class IndexSnapshot:
             ),
             files_with_errors=count("SELECT count(*) FROM files WHERE has_errors = 1"),
             # References of files marked pending, and those added since the last resolution
-            # (writer.REFS_RESOLVED_BELOW_KEY).
+            # (batch.REFS_RESOLVED_BELOW_KEY).
             pending_references=count(
                 "SELECT count(*) FROM files f JOIN refs r ON r.file_id = f.id WHERE f.refs_pending = 1"
                 " OR r.id >= coalesce((SELECT CAST(value AS INTEGER) FROM meta"
