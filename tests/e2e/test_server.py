@@ -209,7 +209,7 @@ async def test_reindex_command_is_advertised_and_answers_when_the_folder_is_reco
 ) -> None:
     await statuses.ready()
     inventory = workspace / "shop" / "inventory.py"
-    # Changed behind the server's back (no editor event, no watcher in this test).
+    # Changed behind the server's back (no editor event).
     inventory.write_text(
         inventory.read_text(encoding="utf-8") + "\n\ndef count_every_shelf():\n    return 0\n",
         encoding="utf-8",
@@ -221,7 +221,9 @@ async def test_reindex_command_is_advertised_and_answers_when_the_folder_is_reco
     provider = initialize_results[0].capabilities.execute_command_provider
     assert provider is not None
     assert REINDEX_COMMAND in provider.commands
-    assert (result["filesParsed"], result["filesDeleted"]) == (1, 0)
+    # The server's file watcher may take the change in first on a busy machine, leaving the reindex
+    # nothing to parse; either way the reindex answers with its counts and the change is indexed.
+    assert result["filesParsed"] in (0, 1) and result["filesDeleted"] == 0
     assert result["filesTotal"] == result["filesParsed"] + result["filesUnchanged"]
     assert pack["bodies"][0]["id"] == "shop/inventory.py::count_every_shelf"
     assert statuses.received[-1]["state"] == "ready"
