@@ -75,6 +75,12 @@ DEV_REPOS = (
     DevRepo("apache/commons-lang", "java", "d15939ef46f0bd4144994df8be95cf5a7f91eb52"),
     DevRepo("sinatra/sinatra", "ruby", "cb22afd7902b566b6eaba6c4ea89739494a65d12"),
     DevRepo("heartcombo/devise", "ruby", "7ca7ed9c174525a4d36167441b35af4a0991b6af"),
+    # Added on 2026-12-02 (heads of that day's fetch), where packs were weakest outside the set: Rust
+    # and TypeScript.
+    DevRepo("sharkdp/hyperfine", "rust", "327d5f4d9107141929f67f062bf9ef59f98b7399"),
+    DevRepo("dandavison/delta", "rust", "f85c46ba8b913aa3208af0f3573db90286e56e18"),
+    DevRepo("colinhacks/zod", "typescript", "e516c3baf22615e20934116abebfed6c000222c2"),
+    DevRepo("honojs/hono", "typescript", "28a9c128912de19f3fb28b00ae289c9b93f6f392"),
 )
 
 # The training set of the learned ranking (issue #23 item 4): tasks mined by the same rules from other
