@@ -1,17 +1,14 @@
-"""The SWE-bench scoring rules (bench/swebench_scoring.py) on hand-made packs."""
+"""The SWE-bench scoring rules (bench/quality/swebench_scoring.py) on hand-made packs."""
 
 from __future__ import annotations
 
-import importlib
 import math
-from collections.abc import Iterator
-from pathlib import Path
 from types import ModuleType
 from typing import Any
 
 import pytest
 
-BENCH_DIR = Path(__file__).resolve().parents[2] / "bench"
+from bench.quality import swebench_scoring
 
 # The gold of every pack below: one function in `pkg/core.py`, whose lines 21-23 and 40 the fix changed.
 GOLD_ROW = {
@@ -22,11 +19,8 @@ GOLD_ROW = {
 
 
 @pytest.fixture(scope="module")
-def scoring() -> Iterator[ModuleType]:
-    """The scoring module, imported from bench/ (which is not a package)."""
-    with pytest.MonkeyPatch.context() as patch:
-        patch.syspath_prepend(str(BENCH_DIR))
-        yield importlib.import_module("swebench_scoring")
+def scoring() -> ModuleType:
+    return swebench_scoring
 
 
 def item(scoring: ModuleType, spec: str, *, body: bool = True, whole_file: bool = False) -> Any:
