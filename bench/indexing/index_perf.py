@@ -31,6 +31,7 @@ from typing import Any
 from bench import child_process
 from bench.datasets import OUT_DIR
 from bench.indexing.probes import with_probe
+from bench.stats import median_and_p95, percentile
 from smartctx.indexing.indexer import IndexConfig, Indexer
 from smartctx.indexing.scanner import ScanConfig, classify_content, scan
 from smartctx.parsing.extract import SourceParser
@@ -249,14 +250,9 @@ def buffer_edits(root: Path, index_dir: Path) -> dict[str, Any]:
     finally:
         store.close()
     return {
-        mode: {"p50_ms": statistics.median(values), "p95_ms": percentile(values, 0.95)}
+        mode: dict(zip(("p50_ms", "p95_ms"), median_and_p95(values), strict=True))
         for mode, values in timings.items()
     }
-
-
-def percentile(values: list[float], share: float) -> float:
-    ordered = sorted(values)
-    return ordered[min(len(ordered) - 1, int(len(ordered) * share))]
 
 
 def measure(root: Path) -> dict[str, Any]:

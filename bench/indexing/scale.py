@@ -39,7 +39,6 @@ import json
 import os
 import shutil
 import sqlite3
-import statistics
 import subprocess
 import threading
 import time
@@ -48,7 +47,8 @@ from typing import Any
 
 from bench.datasets import OUT_DIR
 from bench.indexing.probes import with_probe
-from bench.latency.live_perf import WAIT_S, Server, files_table, git, percentile, rss_mb, same_index
+from bench.latency.live_perf import WAIT_S, Server, files_table, git, rss_mb, same_index
+from bench.stats import median_and_p95
 from smartctx.indexing.indexer import IndexConfig, Indexer
 from smartctx.parsing.languages import language_for_path
 from smartctx.store.index_store import IndexStore
@@ -410,7 +410,8 @@ def table(results: dict[str, Any]) -> str:
 def spread(values: list[float]) -> str:
     if not values:
         return "none"
-    return f"{statistics.median(values):.0f} / {percentile(values, 0.95):.0f} ms"
+    p50, p95 = median_and_p95(values)
+    return f"{p50:.0f} / {p95:.0f} ms"
 
 
 def main() -> None:

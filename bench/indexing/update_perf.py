@@ -26,7 +26,6 @@ import argparse
 import json
 import os
 import shutil
-import statistics
 import sys
 import time
 from pathlib import Path
@@ -34,8 +33,9 @@ from typing import Any
 
 from bench import child_process
 from bench.datasets import OUT_DIR
-from bench.indexing.index_perf import edited_files, percentile
+from bench.indexing.index_perf import edited_files
 from bench.indexing.probes import with_probe
+from bench.stats import median_and_p95
 
 UPDATES = 60
 BLOCK = 5
@@ -168,10 +168,8 @@ def main() -> int:
         wall = [row["wall_ms"] for row in version.rows]
         cpu = [row["cpu_ms"] for row in version.rows]
         figures[version.name] = (
-            statistics.median(wall),
-            percentile(wall, 0.95),
-            statistics.median(cpu),
-            percentile(cpu, 0.95),
+            *median_and_p95(wall),
+            *median_and_p95(cpu),
             version.cpu_s * 1000 / len(version.rows),
         )
         cells = " | ".join(f"{value:.1f}" for value in figures[version.name])

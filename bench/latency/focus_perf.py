@@ -26,7 +26,6 @@ import hashlib
 import json
 import os
 import random
-import statistics
 import sys
 import time
 from pathlib import Path
@@ -34,6 +33,7 @@ from typing import Any
 
 from bench import child_process
 from bench.datasets import OUT_DIR, SWE_LITE
+from bench.stats import median_and_p95
 
 # The editor state: how many files of each kind, and the seed they are drawn with (query_perf.py's).
 FOCUS_VISIBLE = 5
@@ -42,11 +42,6 @@ FOCUS_RECENT = 10
 FOCUS_SEED = 14
 MAX_CURSOR_LINE = 200
 MAX_EDIT_AGE_S = 86_400.0
-
-
-def percentile(values: list[float], share: float) -> float:
-    ordered = sorted(values)
-    return ordered[min(len(ordered) - 1, int(len(ordered) * share))]
 
 
 def worker(root: Path, index_dir: Path, budget: int) -> None:
@@ -212,8 +207,7 @@ def main() -> int:
     for version in versions:
         extra = [row["extra_cpu_ms"] for row in version.rows]
         stage = [row["focus_cpu_ms"] for row in version.rows]
-        cells = [statistics.median(extra), percentile(extra, 0.95), statistics.median(stage)]
-        cells.append(percentile(stage, 0.95))
+        cells = [*median_and_p95(extra), *median_and_p95(stage)]
         print(f"| {version.name} | {len(extra)} | " + " | ".join(f"{cell:.1f}" for cell in cells) + " |")
     stages = sorted(
         {stage for version in versions for row in version.rows for stage in row["extra_stage_cpu_ms"]}
@@ -224,7 +218,8 @@ def main() -> int:
         cells = []
         for stage in stages:
             values = [row["extra_stage_cpu_ms"].get(stage, 0.0) for row in version.rows]
-            cells.append(f"{statistics.median(values):.1f} / {percentile(values, 0.95):.1f}")
+            p50, p95 = median_and_p95(values)
+            cells.append(f"{p50:.1f} / {p95:.1f}")
         print(f"| {version.name} | " + " | ".join(cells) + " |")
     first = versions[0]
     for version in versions[1:]:

@@ -39,6 +39,7 @@ from pygls.lsp.client import LanguageClient
 from tests.index_dump import dump
 
 from bench.datasets import OUT_DIR, SWE_LITE
+from bench.stats import percentile
 from smartctx.indexing.indexer import IndexConfig, Indexer
 from smartctx.lsp.protocol import CONTEXT_FOR_TASK, INDEX_STATUS
 from smartctx.lsp.server import json_converter
@@ -51,11 +52,6 @@ WAIT_S = 600.0
 EDIT_FILE = "smartctx_live_probe.py"
 # The end of the server's log kept in memory, to say what it was doing when a wait fails.
 LOG_TAIL_BYTES = 8192
-
-
-def percentile(values: list[float], share: float) -> float:
-    ordered = sorted(values)
-    return ordered[min(len(ordered) - 1, int(len(ordered) * share))]
 
 
 def rss_mb(pid: int) -> float:

@@ -40,6 +40,7 @@ import anyio
 from mcp import Client, StdioServerParameters
 
 from bench.datasets import OUT_DIR, SWE_LITE
+from bench.stats import median_and_p95
 from smartctx.core.context import ContextOptions, ContextRequest
 from smartctx.core.tokens import TokenCounter
 from smartctx.indexing.indexer import IndexConfig, Indexer
@@ -47,12 +48,6 @@ from smartctx.indexing.sources import WorkspaceSources
 from smartctx.retrieval.pipeline import build_context
 from smartctx.store.index_store import IndexStore, index_dir_in
 from smartctx.store.snapshot import IndexSnapshot, SnapshotPool
-
-
-def percentile(values: list[float], share: float) -> float:
-    ordered = sorted(values)
-    return ordered[min(len(ordered) - 1, int(len(ordered) * share))]
-
 
 # The in-process path asks on a kept connection (SnapshotPool), as the servers do, which is the fair
 # comparison; its figure on a snapshot opened per call, as this benchmark measured before, is kept
@@ -231,7 +226,7 @@ def main() -> None:
     ]
     for name, values in times.items():
         warm = values[1:]
-        p50, p95 = statistics.median(warm), percentile(warm, 0.95)
+        p50, p95 = median_and_p95(warm)
         inside = statistics.median(pipeline[name][1:]) if name in pipeline else None
         # Each call's wall time less its own pipeline: what the protocol costs, call by call.
         outside = (

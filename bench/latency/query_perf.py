@@ -29,6 +29,7 @@ from pathlib import Path
 from typing import Any
 
 from bench.datasets import OUT_DIR, SWE_LITE
+from bench.stats import median_and_p95, percentile
 from smartctx.core.context import ContextOptions, ContextRequest, Focus, RecentEdit
 from smartctx.core.tokens import TokenCounter
 from smartctx.history.changes import GitHistory
@@ -39,11 +40,6 @@ from smartctx.store.index_store import IndexStore
 
 # The reference the issue gives for Aider's repo map on the same tree and budget (not re-measured).
 AIDER_REPO_MAP_SECONDS = (5.0, 6.0)
-
-
-def percentile(values: list[float], share: float) -> float:
-    ordered = sorted(values)
-    return ordered[min(len(ordered) - 1, int(len(ordered) * share))]
 
 
 def main() -> None:
@@ -101,7 +97,7 @@ def main() -> None:
         {stage for row in warm for stage in row["stages_ms"]}, key=list(warm[0]["stages_ms"]).index
     )
     table = ["| measure | p50 ms | p95 ms |", "|---|---|---|"]
-    p50, p95 = statistics.median(totals), percentile(totals, 0.95)
+    p50, p95 = median_and_p95(totals)
     table.append(f"| contextForTask (warm, n={len(warm)}) | {p50:.1f} | {p95:.1f} |")
     for stage in stages:
         values = [row["stages_ms"].get(stage, 0.0) for row in warm]

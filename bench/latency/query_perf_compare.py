@@ -45,12 +45,8 @@ from typing import Any
 
 from bench import child_process
 from bench.datasets import OUT_DIR, SWE_LITE
+from bench.stats import median_and_p95, percentile
 from smartctx.lsp.protocol import CONTEXT_FOR_TASK
-
-
-def percentile(values: list[float], share: float) -> float:
-    ordered = sorted(values)
-    return ordered[min(len(ordered) - 1, int(len(ordered) * share))]
 
 
 def pack_digest(wire: dict[str, Any]) -> str:
@@ -254,7 +250,7 @@ def main() -> int:
             for values in ([row["stages_ms"].get(stage, 0.0) for row in version.rows] for stage in stages)
         ]
         tokens = statistics.mean(row["tokens"] for row in version.rows)
-        p50, p95 = statistics.median(totals), percentile(totals, 0.95)
+        p50, p95 = median_and_p95(totals)
         cpu = [row["cpu_ms"] for row in version.rows]
         print(
             f"| {version.name} | {len(totals)} | {p50:.1f} | {p95:.1f} | "

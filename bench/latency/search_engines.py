@@ -45,6 +45,7 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from bench.datasets import OUT_DIR, SWE_LITE
+from bench.stats import percentile
 from smartctx.core.context import ContextOptions, ContextRequest
 from smartctx.core.tokens import TokenCounter
 from smartctx.indexing.indexer import IndexConfig, Indexer
@@ -64,11 +65,6 @@ FILE_WEIGHTS = (1.0, 3.0)
 HEAD = {"symbols": 50, "files": 10}
 # Replays of the whole recorded workload per engine; the best of them per call is reported.
 ROUNDS = 2
-
-
-def percentile(values: list[float], share: float) -> float:
-    ordered = sorted(values)
-    return ordered[min(len(ordered) - 1, int(len(ordered) * share))] if ordered else 0.0
 
 
 # ---------------------------------------------------------------------------------------------------

@@ -45,7 +45,8 @@ from bench.quality.commit_tasks import commits_before, load_tasks, previous_auth
 from bench.quality.commit_tasks import is_test_path as is_commit_test_path
 from bench.quality.swebench import STRATIFIED_STEP, gold_spans
 from bench.quality.swebench_repos import RepositoryError, checkout, prepare_work_tree, short_name
-from bench.quality.swebench_scoring import MODULE_NAME, Gold, PackItem, is_test_path, percentile, score_pack
+from bench.quality.swebench_scoring import MODULE_NAME, Gold, PackItem, is_test_path, score_pack
+from bench.stats import nearest_rank
 from smartctx.core.context import ContextOptions, ContextRequest, Focus, RecentEdit
 from smartctx.core.model import SymbolKind
 from smartctx.core.tokens import TokenCounter
@@ -297,8 +298,8 @@ class Bench:
             table[variant] = {
                 **{hit: 100 * statistics.mean(float(run[hit]) for run in runs) for hit in HITS},
                 "file_acc1": 100 * statistics.mean(float(run["file_rank"] == 1) for run in runs),
-                "focus_ms_p50": percentile([run["focus_ms"] for run in runs], 50),
-                "focus_ms_p95": percentile([run["focus_ms"] for run in runs], 95),
+                "focus_ms_p50": nearest_rank([run["focus_ms"] for run in runs], 50),
+                "focus_ms_p95": nearest_rank([run["focus_ms"] for run in runs], 95),
                 "cases": len(runs),
             }
         return table

@@ -42,12 +42,11 @@ from bench.quality.swebench_scoring import (
     PackItem,
     first_gold_rank,
     is_test_path,
-    mean,
-    percentile,
     rank_figures,
     score_pack,
     share_within,
 )
+from bench.stats import mean, nearest_rank
 from smartctx.core.context import ContextOptions, ContextRequest, Focus
 from smartctx.core.model import SymbolKind
 from smartctx.core.tokens import TokenCounter
@@ -423,8 +422,8 @@ class Bench:
                 "non_test_files": {f"acc@{k}": share_within(ranks_non_test, k) for k in ACC_KS},
             },
             "index": {
-                "update_s_p50": percentile([row["index_s"] for row in self.rows], 50),
-                "update_s_p95": percentile([row["index_s"] for row in self.rows], 95),
+                "update_s_p50": nearest_rank([row["index_s"] for row in self.rows], 50),
+                "update_s_p95": nearest_rank([row["index_s"] for row in self.rows], 95),
                 "repos": self.repos,
             },
             "skipped": self.skipped,
@@ -488,12 +487,12 @@ def summarise(results: Sequence[dict[str, Any]], budget: int) -> dict[str, Any]:
             [GoldRanks(tuple(result["file_ranks"])) for result in results],
             [GoldRanks(tuple(result["function_ranks"])) for result in results],
         ),
-        "latency_ms_p50": percentile([result["latency_ms"] for result in results], 50),
-        "latency_ms_p95": percentile([result["latency_ms"] for result in results], 95),
+        "latency_ms_p50": nearest_rank([result["latency_ms"] for result in results], 50),
+        "latency_ms_p95": nearest_rank([result["latency_ms"] for result in results], 95),
         "stages_ms": {
             stage: {
-                "p50": percentile([r["stages_ms"][stage] for r in results if stage in r["stages_ms"]], 50),
-                "p95": percentile([r["stages_ms"][stage] for r in results if stage in r["stages_ms"]], 95),
+                "p50": nearest_rank([r["stages_ms"][stage] for r in results if stage in r["stages_ms"]], 50),
+                "p95": nearest_rank([r["stages_ms"][stage] for r in results if stage in r["stages_ms"]], 95),
             }
             for stage in stages
         },
@@ -648,7 +647,7 @@ def print_report(bench: Bench) -> None:
         )
     updates = [row["index_s"] for row in bench.rows]
     if updates:
-        p50, p95 = percentile(updates, 50), percentile(updates, 95)
+        p50, p95 = nearest_rank(updates, 50), nearest_rank(updates, 95)
         print(f"\nindex update per checkout: p50 {p50:.1f} s, p95 {p95:.1f} s")
     for name, repo in bench.repos.items():
         print(f"index {name}: {repo['index_mb']:.0f} MB at {repo['index_dir']}")

@@ -270,21 +270,8 @@ def rank_figures(files: Sequence[GoldRanks], functions: Sequence[GoldRanks]) -> 
     }
 
 
-def percentile(values: Sequence[float], percent: float) -> float:
-    """The nearest-rank percentile (``percent`` from 0 to 100); NaN for no values."""
-    if not values:
-        return math.nan
-    ordered = sorted(values)
-    index = max(0, math.ceil(percent / 100 * len(ordered)) - 1)
-    return ordered[index]
-
-
 def share_within(ranks: Sequence[int | None], k: int) -> float:
     """The share of ``ranks`` that are at most ``k`` (Acc@k); None counts as a miss."""
     if not ranks:
         return math.nan
     return sum(1 for rank in ranks if rank is not None and rank <= k) / len(ranks)
-
-
-def mean(values: Sequence[float]) -> float:
-    return sum(values) / len(values) if values else math.nan

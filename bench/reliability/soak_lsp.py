@@ -22,6 +22,7 @@ from typing import Any
 
 from bench.datasets import CHECKOUT, OUT_DIR
 from bench.latency.live_perf import Server, rss_mb
+from bench.stats import percentile
 from smartctx.lsp.protocol import EXPAND
 
 SAMPLE_EVERY_S = 60.0
@@ -130,13 +131,12 @@ async def soak(root: Path, index_dir: Path, minutes: float) -> dict[str, Any]:
         await server.stop()
         await drained
     settled = [(sample["s"], sample["rssMb"]) for sample in samples if sample["s"] >= WARM_UP_S]
-    ordered = sorted(latencies)
     return {
         "minutes": minutes,
         "rounds": rounds,
         "firstIndexS": round(first_index_s, 2),
-        "requestP50Ms": round(ordered[len(ordered) // 2], 1) if ordered else None,
-        "requestP95Ms": round(ordered[int(len(ordered) * 0.95)], 1) if ordered else None,
+        "requestP50Ms": round(percentile(latencies, 0.5), 1) if latencies else None,
+        "requestP95Ms": round(percentile(latencies, 0.95), 1) if latencies else None,
         "rssStartMb": round(samples[0]["rssMb"], 1),
         "rssEndMb": round(samples[-1]["rssMb"], 1),
         "rssSlopeMbPerMin": round(slope_per_minute(settled), 3),
