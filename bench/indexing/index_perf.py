@@ -23,7 +23,6 @@ import sqlite3
 import statistics
 import sys
 import tempfile
-import threading
 import time
 from pathlib import Path
 from typing import Any
@@ -31,6 +30,7 @@ from typing import Any
 from bench import child_process
 from bench.datasets import OUT_DIR
 from bench.indexing.probes import with_probe
+from bench.procfs import PeakRssSampler
 from bench.stats import median_and_p95, percentile
 from smartctx.indexing.indexer import IndexConfig, Indexer
 from smartctx.indexing.scanner import ScanConfig, classify_content, scan
@@ -65,7 +65,6 @@ COMMENT_BY_LANGUAGE = {
         )
     },
 }
-RSS_SAMPLE_INTERVAL_S = 0.05
 
 
 def raw_limit(root: Path) -> dict[str, Any]:
@@ -91,44 +90,9 @@ def raw_limit(root: Path) -> dict[str, Any]:
     }
 
 
-def _rss_mb(pid: int | str) -> float:
-    """Resident memory of one process from /proc (Linux), 0 if it has gone."""
-    try:
-        for line in Path(f"/proc/{pid}/status").read_text().splitlines():
-            if line.startswith("VmRSS:"):
-                return int(line.split()[1]) / 1024
-    except OSError:
-        pass
-    return 0.0
-
-
-def _children() -> list[str]:
-    found: list[str] = []
-    for task in Path("/proc/self/task").iterdir():
-        try:
-            found.extend((task / "children").read_text().split())
-        except OSError:
-            continue
-    return found
-
-
-class TotalRssSampler(threading.Thread):
-    """Samples this process plus its children (the parser workers) to find the peak of their sum."""
-
-    def __init__(self) -> None:
-        super().__init__(daemon=True)
-        self.peak_mb = 0.0
-        self.done = threading.Event()
-
-    def run(self) -> None:
-        while not self.done.wait(RSS_SAMPLE_INTERVAL_S):
-            total = _rss_mb("self") + sum(_rss_mb(pid) for pid in _children())
-            self.peak_mb = max(self.peak_mb, total)
-
-
 def child_index(root: Path, index_dir: Path) -> dict[str, Any]:
     """Run one `smartctx index` in this process (called in a child) and report time and memory."""
-    sampler = TotalRssSampler()
+    sampler = PeakRssSampler()
     sampler.start()
     own_before = resource.getrusage(resource.RUSAGE_SELF)
     started = time.perf_counter()
@@ -152,7 +116,7 @@ def child_index(root: Path, index_dir: Path) -> dict[str, Any]:
             "workers": workers.ru_utime + workers.ru_stime,
         },
         "rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
-        "total_rss_mb": sampler.peak_mb,
+        "total_rss_mb": sampler.peak_total_mb,
     }
 
 

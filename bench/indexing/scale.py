@@ -40,14 +40,15 @@ import os
 import shutil
 import sqlite3
 import subprocess
-import threading
 import time
 from pathlib import Path
 from typing import Any
 
 from bench.datasets import OUT_DIR
 from bench.indexing.probes import with_probe
-from bench.latency.live_perf import WAIT_S, Server, files_table, git, rss_mb, same_index
+from bench.lsp_server import WAIT_S, Server
+from bench.procfs import PeakRssSampler, rss_mb
+from bench.repository import commit_message_tasks, files_table, git, same_index
 from bench.stats import median_and_p95
 from smartctx.indexing.indexer import IndexConfig, Indexer
 from smartctx.parsing.languages import language_for_path
@@ -56,58 +57,13 @@ from smartctx.store.index_store import IndexStore
 QUERIES = 60
 SOAK_QUERIES = 1000
 UPDATES = 20
-RSS_SAMPLE_INTERVAL_S = 0.05
 SCORES_POLL_S = 0.05
-# A commit message shorter than this says too little to be a task.
-MIN_TASK_CHARS = 40
 # How long one probe may take to be indexed, and then to be packed, before it counts as a failure.
 UPDATE_WAIT_S = 60.0
 # How often the committed index is read while waiting for a probe (a read costs well under 1 ms).
 INDEX_POLL_S = 0.002
 # A pack is asked for again after each status notification, and at least this often.
 PACK_POLL_S = 0.5
-
-
-def children_of(pid: int) -> list[int]:
-    found: list[int] = []
-    try:
-        for task in Path(f"/proc/{pid}/task").iterdir():
-            found.extend(int(child) for child in (task / "children").read_text().split())
-    except OSError:
-        pass
-    return found
-
-
-def safe_rss_mb(pid: int) -> float:
-    try:
-        return rss_mb(pid)
-    except OSError:
-        return 0.0
-
-
-class TreeRssSampler(threading.Thread):
-    """The peak of a process's RSS plus its children's (the server and its parser workers)."""
-
-    def __init__(self, pid: int) -> None:
-        super().__init__(daemon=True)
-        self.pid = pid
-        self.peak_total_mb = 0.0
-        self.peak_server_mb = 0.0
-        self.done = threading.Event()
-
-    def run(self) -> None:
-        while not self.done.wait(RSS_SAMPLE_INTERVAL_S):
-            server = safe_rss_mb(self.pid)
-            total = server + sum(safe_rss_mb(child) for child in children_of(self.pid))
-            self.peak_server_mb = max(self.peak_server_mb, server)
-            self.peak_total_mb = max(self.peak_total_mb, total)
-
-
-def commit_tasks(root: Path, before: str, count: int) -> list[str]:
-    """Task texts from the commit messages that lead up to ``before`` (merges left out)."""
-    log = git(root, "log", "--no-merges", "--format=%s%n%n%b%x00", "-n", str(count * 4), before)
-    tasks = [text.strip() for text in log.split("\x00") if len(text.strip()) >= MIN_TASK_CHARS]
-    return tasks[:count]
 
 
 def scores_dirty(index_path: Path) -> bool:
@@ -247,18 +203,18 @@ async def run(args: argparse.Namespace) -> dict[str, Any]:
         "from": git(work, "rev-parse", args.source).strip(),
         "to": git(work, "rev-parse", args.target).strip(),
     }
-    tasks = commit_tasks(work, args.source, args.queries + 1)
+    tasks = commit_message_tasks(work, args.source, args.queries + 1)
 
     server = Server(work, indexes / "live", log=indexes / "server-cold.log")
     await server.launch()
-    sampler = TreeRssSampler(server.pid)
+    sampler = PeakRssSampler(server.pid)
     sampler.start()
     results["cold_s"] = await server.initialize()
     sampler.done.set()
     sampler.join()
-    results["cold_peak_server_mb"] = sampler.peak_server_mb
+    results["cold_peak_server_mb"] = sampler.peak_own_mb
     results["cold_peak_server_and_workers_mb"] = sampler.peak_total_mb
-    results["rss_ready_mb"] = safe_rss_mb(server.pid)
+    results["rss_ready_mb"] = rss_mb(server.pid)
     live_path = next((indexes / "live").glob("*/index-*.sqlite"))
     paths = indexed_paths(live_path)
     results["indexed_files"] = len(paths)
@@ -274,11 +230,11 @@ async def run(args: argparse.Namespace) -> dict[str, Any]:
     results["query_first_ms"] = round_trips[0]
     results["query_ms"] = round_trips[1:]
     results["query_pipeline_ms"] = pipeline[1:]
-    results["rss_after_queries_mb"] = safe_rss_mb(server.pid)
+    results["rss_after_queries_mb"] = rss_mb(server.pid)
     soak = (tasks[1:] * (args.soak // max(1, len(tasks) - 1) + 1))[: args.soak]
     await queries(server, soak)
     results["soak_queries"] = len(soak)
-    results["rss_after_soak_mb"] = safe_rss_mb(server.pid)
+    results["rss_after_soak_mb"] = rss_mb(server.pid)
     await server.stop()
     results["index_mb_after_updates"] = index_size(live_path.parent) / 1e6
 
@@ -305,7 +261,7 @@ async def switch(work: Path, source: str, target: str, indexes: Path) -> dict[st
     await server.launch()
     await server.initialize()
     live_path = next((indexes / "live").glob("*/index-*.sqlite"))
-    sampler = TreeRssSampler(server.pid)
+    sampler = PeakRssSampler(server.pid)
     sampler.start()
     seen = len(server.statuses)
     started = time.perf_counter()

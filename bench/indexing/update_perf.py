@@ -31,10 +31,11 @@ import time
 from pathlib import Path
 from typing import Any
 
-from bench import child_process
+from bench import side_by_side
 from bench.datasets import OUT_DIR
 from bench.indexing.index_perf import edited_files
 from bench.indexing.probes import with_probe
+from bench.repository import indexed_store
 from bench.stats import median_and_p95
 
 UPDATES = 60
@@ -56,21 +57,18 @@ def probe_name(number: int) -> str:
 
 
 def worker(root: Path, index_dir: Path, updates: int) -> None:
-    """Index ``root`` cold, print the files it will edit, then run the updates asked for on stdin
-    (``FIRST COUNT``), one JSON line of timings per line."""
+    """Index ``root`` cold, answer with the files it will edit, then run the updates asked for
+    (``[first, count]``), answering each with their timings."""
     from smartctx.indexing.indexer import IndexConfig, Indexer
     from smartctx.parsing.languages import language_for_path
-    from smartctx.store.index_store import IndexStore
 
-    store = IndexStore(root, index_dir)
-    Indexer(root, store, IndexConfig()).reconcile()
+    store = indexed_store(root, index_dir)
     indexer = Indexer(root, store, IndexConfig(workers=0))
     candidates = edited_files(store.path)
     chosen = candidates[:: max(1, len(candidates) // updates)][:updates]
-    print(json.dumps(chosen), flush=True)
+    side_by_side.answer(chosen)
     started_cpu = time.process_time()
-    for line in sys.stdin:
-        first, count = map(int, line.split())
+    for first, count in side_by_side.asked():
         rows = []
         for number in range(first, first + count):
             path, name = chosen[number], probe_name(number)
@@ -89,7 +87,7 @@ def worker(root: Path, index_dir: Path, updates: int) -> None:
                     "cpu_ms": (time.process_time() - began_cpu) * 1000,
                 }
             )
-        print(json.dumps({"rows": rows, "cpu_s": time.process_time() - started_cpu}), flush=True)
+        side_by_side.answer({"rows": rows, "cpu_s": time.process_time() - started_cpu})
     store.close()
 
 
@@ -100,34 +98,15 @@ def found(store: Any, name: str) -> bool:
         return any(node.name == name for node in snapshot.nodes(hit.node_id for hit in hits))
 
 
-class Version:
-    def __init__(self, spec: str, args: argparse.Namespace) -> None:
-        self.name, _, server = spec.partition("=")
-        self.root = args.work / f"{self.name}-repo"
-        index_dir = args.work / f"{self.name}-index"
-        shutil.rmtree(self.root, ignore_errors=True)
-        shutil.rmtree(index_dir, ignore_errors=True)
-        shutil.copytree(args.root, self.root, symlinks=True)
-        self.process = child_process.start(
-            __file__, "--worker", str(self.root), str(index_dir), str(args.updates), server=Path(server)
-        )
-        assert self.process.stdout is not None
-        self.paths: list[str] = json.loads(self.process.stdout.readline())
-        self.rows: list[dict[str, Any]] = []
-        self.cpu_s = 0.0
-
-    def run(self, first: int, count: int) -> None:
-        assert self.process.stdin is not None and self.process.stdout is not None
-        self.process.stdin.write(f"{first} {count}\n")
-        self.process.stdin.flush()
-        answer = json.loads(self.process.stdout.readline())
-        self.rows.extend(answer["rows"])
-        self.cpu_s = answer["cpu_s"]
-
-    def close(self) -> None:
-        if self.process.stdin is not None:
-            self.process.stdin.close()
-        self.process.wait()
+def start_worker(spec: side_by_side.VersionSpec, args: argparse.Namespace) -> side_by_side.Worker:
+    """A version's worker on its own copy of the repository and its own index."""
+    root = args.work / f"{spec.name}-repo"
+    index_dir = args.work / f"{spec.name}-index"
+    shutil.rmtree(root, ignore_errors=True)
+    shutil.rmtree(index_dir, ignore_errors=True)
+    shutil.copytree(args.root, root, symlinks=True)
+    arguments = (str(root), str(index_dir), str(args.updates))
+    return side_by_side.Worker(spec.name, spec.server, __file__, "--worker", *arguments)
 
 
 def main() -> int:
@@ -139,21 +118,32 @@ def main() -> int:
     parser.add_argument("--work", type=Path, required=True, help="where the copies and indexes go")
     parser.add_argument("--updates", type=int, default=UPDATES)
     parser.add_argument("--block", type=int, default=BLOCK, help="updates a version runs in one turn")
-    parser.add_argument("--version", action="append", required=True, help="NAME=SERVER_FOLDER, two or more")
+    parser.add_argument(
+        "--version",
+        type=side_by_side.version_spec,
+        action="append",
+        required=True,
+        help="NAME=SERVER_FOLDER, two or more",
+    )
     parser.add_argument("--json", type=Path, default=OUT_DIR / "update_perf.json")
     args = parser.parse_args()
     if len(args.version) < 2:
         parser.error("compare at least two versions")
     args.root, args.work = args.root.resolve(), args.work.resolve()
     args.work.mkdir(parents=True, exist_ok=True)
-    versions = [Version(spec, args) for spec in args.version]
-    if any(version.paths != versions[0].paths for version in versions):
+    versions = [start_worker(spec, args) for spec in args.version]
+    edited = [version.read() for version in versions]
+    if any(paths != edited[0] for paths in edited):
         raise SystemExit("the versions chose different files to edit")
-    updates = len(versions[0].paths)
+    updates = len(edited[0])
+    # Each version's CPU seconds over the whole run, as its last answer gives them.
+    cpu_s: dict[str, float] = {}
     load = os.getloadavg()
     for block, first in enumerate(range(0, updates, args.block)):
-        for version in versions if block % 2 == 0 else versions[::-1]:
-            version.run(first, min(args.block, updates - first))
+        for version in side_by_side.in_turns(versions, block):
+            answer = version.ask([first, min(args.block, updates - first)])
+            version.rows.extend(answer["rows"])
+            cpu_s[version.name] = answer["cpu_s"]
     end_load = os.getloadavg()
     for version in versions:
         version.close()
@@ -170,7 +160,7 @@ def main() -> int:
         figures[version.name] = (
             *median_and_p95(wall),
             *median_and_p95(cpu),
-            version.cpu_s * 1000 / len(version.rows),
+            cpu_s[version.name] * 1000 / len(version.rows),
         )
         cells = " | ".join(f"{value:.1f}" for value in figures[version.name])
         print(f"| {version.name} | {len(wall)} | {cells} |")

@@ -31,8 +31,9 @@ import time
 from pathlib import Path
 from typing import Any
 
-from bench import child_process
-from bench.datasets import OUT_DIR, SWE_LITE
+from bench import side_by_side
+from bench.datasets import OUT_DIR, SWE_LITE, problem_statements
+from bench.repository import indexed_store
 from bench.stats import median_and_p95
 
 # The editor state: how many files of each kind, and the seed they are drawn with (query_perf.py's).
@@ -80,8 +81,7 @@ def worker(root: Path, index_dir: Path, budget: int) -> None:
             cpu_ms = (time.thread_time() - began) * 1000
         return cpu_ms, pack.timings_ms, digest(pack)
 
-    for line in sys.stdin:
-        wire = json.loads(line)
+    for wire in side_by_side.asked():
         focus = Focus(
             active_path=wire["active"],
             cursor_line=wire["cursor"],
@@ -105,7 +105,7 @@ def worker(root: Path, index_dir: Path, budget: int) -> None:
         )
         # Per stage, the focused request's best run against the plain one's.
         best_plain, best_focused = min(plain, key=lambda run: run[0]), min(focused, key=lambda run: run[0])
-        answer = {
+        row = {
             "extra_cpu_ms": best_focused[0] - best_plain[0],
             "focus_cpu_ms": min(run[1].get("focus", 0.0) for run in focused),
             "extra_stage_cpu_ms": {
@@ -115,29 +115,8 @@ def worker(root: Path, index_dir: Path, budget: int) -> None:
             "pack": focused[0][2],
             "walk": hashlib.sha256(walk.encode()).hexdigest()[:16],
         }
-        print(json.dumps(answer), flush=True)
+        side_by_side.answer(row)
     store.close()
-
-
-class Version:
-    def __init__(self, name: str, server: Path, args: argparse.Namespace) -> None:
-        self.name = name
-        self.process = child_process.start(
-            __file__, "--worker", str(args.root), str(args.index_dir), str(args.budget), server=server
-        )
-        self.rows: list[dict[str, Any]] = []
-
-    def ask(self, question: dict[str, Any]) -> dict[str, Any]:
-        assert self.process.stdin is not None and self.process.stdout is not None
-        self.process.stdin.write(json.dumps(question) + "\n")
-        self.process.stdin.flush()
-        answer: dict[str, Any] = json.loads(self.process.stdout.readline())
-        return answer
-
-    def close(self) -> None:
-        if self.process.stdin is not None:
-            self.process.stdin.close()
-        self.process.wait()
 
 
 def questions(tasks: list[str], paths: list[str]) -> list[dict[str, Any]]:
@@ -171,33 +150,34 @@ def main() -> int:
     parser.add_argument("--data", type=Path, default=SWE_LITE)
     parser.add_argument("--budget", type=int, default=8000)
     parser.add_argument("--tasks", type=int, default=40, help="the first N problem statements")
-    parser.add_argument("--version", action="append", required=True, help="NAME=SERVER_FOLDER, two or more")
+    parser.add_argument(
+        "--version",
+        type=side_by_side.version_spec,
+        action="append",
+        required=True,
+        help="NAME=SERVER_FOLDER, two or more",
+    )
     parser.add_argument("--json", type=Path, default=OUT_DIR / "focus_perf.json")
     args = parser.parse_args()
     if len(args.version) < 2:
         parser.error("compare at least two versions")
     args.root, args.index_dir = args.root.resolve(), args.index_dir.resolve()
-    tasks = [
-        row["problem_statement"]
-        for row in map(json.loads, args.data.read_text().splitlines())
-        if row["repo"] == args.repo
-    ][: args.tasks]
-    from smartctx.indexing.indexer import IndexConfig, Indexer
-    from smartctx.store.index_store import IndexStore
-
-    store = IndexStore(args.root, args.index_dir)
-    Indexer(args.root, store, IndexConfig()).reconcile()
+    tasks = problem_statements(args.repo, args.data)[: args.tasks]
+    store = indexed_store(args.root, args.index_dir)
     with store.snapshot() as snapshot:
         paths = snapshot.file_paths()
     store.close()
     asked = questions(tasks, paths)
-    versions = [Version(*spec.split("=", 1)[:1], Path(spec.split("=", 1)[1]), args) for spec in args.version]
+    arguments = (str(args.root), str(args.index_dir), str(args.budget))
+    versions = [
+        side_by_side.Worker(spec.name, spec.server, __file__, "--worker", *arguments) for spec in args.version
+    ]
     # One warm-up each: the tokenizer's load and SQLite's cold cache are not what is compared.
     for version in versions:
         version.ask(asked[0])
     load = os.getloadavg()[0]
     for number, question in enumerate(asked):
-        for version in versions if number % 2 == 0 else versions[::-1]:
+        for version in side_by_side.in_turns(versions, number):
             version.rows.append(version.ask(question))
     for version in versions:
         version.close()

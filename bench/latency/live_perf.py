@@ -21,150 +21,25 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import contextlib
 import json
-import math
 import shutil
-import sqlite3
 import statistics
-import subprocess
-import sys
 import tempfile
 import time
 from pathlib import Path
 from typing import Any
 
-from lsprotocol import types
-from pygls.lsp.client import LanguageClient
-from tests.index_dump import dump
-
-from bench.datasets import OUT_DIR, SWE_LITE
+from bench.datasets import OUT_DIR, SWE_LITE, problem_statements
+from bench.lsp_server import Server
+from bench.procfs import rss_mb
+from bench.repository import files_table, git, same_index
 from bench.stats import percentile
 from smartctx.indexing.indexer import IndexConfig, Indexer
-from smartctx.lsp.protocol import CONTEXT_FOR_TASK, INDEX_STATUS
-from smartctx.lsp.server import json_converter
 from smartctx.store.index_store import IndexStore
 
 EDITS = 50
 QUERIES = 50
-# Every wait is bounded so a broken server ends the run instead of hanging it.
-WAIT_S = 600.0
 EDIT_FILE = "smartctx_live_probe.py"
-# The end of the server's log kept in memory, to say what it was doing when a wait fails.
-LOG_TAIL_BYTES = 8192
-
-
-def rss_mb(pid: int) -> float:
-    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
-        if line.startswith("VmRSS:"):
-            return int(line.split()[1]) / 1024
-    return 0.0
-
-
-class Server:
-    """One `smartctx serve` over stdio and the status notifications it sent.
-
-    Its stderr (the log) is read as it comes, into ``log`` when given: a pipe nobody reads fills up
-    (64 KB: about 900 request lines) and then blocks the server at its next log line. The end of
-    it is kept in memory either way (:meth:`log_tail`).
-    """
-
-    def __init__(self, root: Path, index_dir: Path, log: Path | None = None) -> None:
-        self.root = root
-        self.index_dir = index_dir
-        self.log = log
-        self._log_end = bytearray()
-        self.client = LanguageClient("live-perf", "1", converter_factory=json_converter)
-        self.statuses: list[dict[str, Any]] = []
-        self._changed = asyncio.Event()
-        self._reading_log: asyncio.Task[None] | None = None
-
-        @self.client.feature(INDEX_STATUS)
-        def on_status(params: Any) -> None:
-            self.statuses.append(params)
-            self._changed.set()
-
-    async def start(self) -> float:
-        """Start and initialize; seconds from `initialized` to the first "ready"."""
-        await self.launch()
-        return await self.initialize()
-
-    async def launch(self) -> None:
-        """Start the server process (not yet initialized) and begin reading its log."""
-        await self.client.start_io(sys.executable, "-m", "smartctx", "serve")
-        self._reading_log = asyncio.create_task(self._read_log())
-
-    async def _read_log(self) -> None:
-        process = self.client._server
-        stream = process.stderr if process is not None else None
-        if stream is None:
-            return
-        if self.log is not None:
-            self.log.parent.mkdir(parents=True, exist_ok=True)
-        with self.log.open("ab") if self.log is not None else contextlib.nullcontext() as sink:
-            while chunk := await stream.read(65536):
-                self._log_end += chunk
-                del self._log_end[:-LOG_TAIL_BYTES]
-                if sink is not None:
-                    sink.write(chunk)
-                    sink.flush()
-
-    def log_tail(self, lines: int = 10) -> str:
-        """The server's last log lines."""
-        return "\n".join(self._log_end.decode(errors="replace").splitlines()[-lines:])
-
-    async def initialize(self) -> float:
-        """Initialize a launched server; seconds from `initialized` to the first "ready"."""
-        await self.client.initialize_async(
-            types.InitializeParams(
-                capabilities=types.ClientCapabilities(),
-                root_uri=self.root.as_uri(),
-                workspace_folders=[types.WorkspaceFolder(uri=self.root.as_uri(), name=self.root.name)],
-                initialization_options={"indexDir": str(self.index_dir)},
-            )
-        )
-        started = time.perf_counter()
-        self.client.initialized(types.InitializedParams())
-        await self.until(lambda status: status["state"] == "ready")
-        return time.perf_counter() - started
-
-    @property
-    def pid(self) -> int:
-        process = self.client._server
-        assert process is not None
-        return int(process.pid)
-
-    async def until(self, holds: Any, after: int = 0, timeout_s: float = WAIT_S) -> dict[str, Any]:
-        """The first status notification, from number ``after`` on, for which ``holds`` is true;
-        TimeoutError, with the end of the server's log, when none comes within ``timeout_s``."""
-        deadline = time.monotonic() + timeout_s
-        seen = after
-        while True:
-            for status in self.statuses[seen:]:
-                if holds(status):
-                    return status
-            seen = len(self.statuses)
-            self._changed.clear()
-            try:
-                await asyncio.wait_for(self._changed.wait(), max(0.0, deadline - time.monotonic()))
-            except asyncio.TimeoutError:
-                raise TimeoutError(
-                    f"no such status from the server within {timeout_s:.0f} s; its log ends:\n"
-                    + self.log_tail()
-                ) from None
-
-    async def context(self, task: str) -> dict[str, Any]:
-        result: dict[str, Any] = await self.client.protocol.send_request_async(
-            CONTEXT_FOR_TASK, {"task": task}
-        )
-        return result
-
-    async def stop(self) -> None:
-        await self.client.shutdown_async(None)
-        self.client.exit(None)
-        await self.client.stop()
-        if self._reading_log is not None:
-            await self._reading_log
 
 
 async def save_to_queryable(server: Server, edits: int) -> list[float]:
@@ -194,39 +69,6 @@ async def query_latencies(server: Server, tasks: list[str]) -> list[float]:
         await server.context(task)
         latencies.append((time.perf_counter() - started) * 1000)
     return latencies
-
-
-def files_table(index_path: Path) -> set[tuple[str, str]]:
-    connection = sqlite3.connect(f"file:{index_path}?mode=ro", uri=True)
-    try:
-        return set(connection.execute("SELECT path, content_hash FROM files"))
-    finally:
-        connection.close()
-
-
-def same_index(live_store: Path, fresh_store: Path, root: Path) -> bool:
-    """Row for row: nodes, references, edges, and scores within rounding."""
-    live_index = IndexStore(root, live_store)
-    fresh_index = IndexStore(root, fresh_store)
-    try:
-        with live_index.snapshot() as snapshot:
-            live = dump(snapshot)
-        with fresh_index.snapshot() as snapshot:
-            fresh = dump(snapshot)
-    finally:
-        live_index.close()
-        fresh_index.close()
-    if (live.nodes, live.refs, live.edges) != (fresh.nodes, fresh.refs, fresh.edges):
-        return False
-    return live.scores.keys() == fresh.scores.keys() and all(
-        math.isclose(a, b, rel_tol=1e-6, abs_tol=1e-12)
-        for key, (rank, use) in live.scores.items()
-        for a, b in zip((rank, use), fresh.scores[key], strict=True)
-    )
-
-
-def git(root: Path, *args: str) -> str:
-    return subprocess.run(["git", "-C", str(root), *args], check=True, capture_output=True, text=True).stdout
 
 
 async def branch_switch(root: Path, source: str, target: str, temp: Path) -> dict[str, Any]:
@@ -269,11 +111,7 @@ async def branch_switch(root: Path, source: str, target: str, temp: Path) -> dic
 
 
 async def run(args: argparse.Namespace) -> dict[str, Any]:
-    tasks = [
-        row["problem_statement"]
-        for row in map(json.loads, args.data.read_text().splitlines())
-        if row["repo"] == args.repo
-    ][: args.queries + 1]
+    tasks = problem_statements(args.repo, args.data)[: args.queries + 1]
     results: dict[str, Any] = {"date": time.strftime("%Y-%m-%d"), "root": str(args.root)}
     with tempfile.TemporaryDirectory(prefix="smartctx-live-") as temp_name:
         temp = Path(temp_name)

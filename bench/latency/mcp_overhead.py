@@ -27,7 +27,7 @@ import mcp_types as types
 from mcp.shared.message import SessionMessage
 from mcp_types import methods
 
-from bench.datasets import OUT_DIR, SWE_LITE
+from bench.datasets import OUT_DIR, SWE_LITE, problem_statements
 from smartctx.core.context import ContextOptions, ContextRequest
 from smartctx.core.tokens import TokenCounter
 from smartctx.indexing.sources import WorkspaceSources
@@ -59,11 +59,7 @@ def main() -> None:
     parser.add_argument("--budget", type=int, default=8000)
     parser.add_argument("--json", type=Path, default=OUT_DIR / "mcp_overhead.json")
     args = parser.parse_args()
-    tasks = [
-        row["problem_statement"]
-        for row in map(json.loads, args.data.read_text().splitlines())
-        if row["repo"] == args.repo
-    ]
+    tasks = problem_statements(args.repo, args.data)
     tasks = tasks[: args.limit] if args.limit else tasks
     root = args.root.resolve()
     folders: Any = [SimpleNamespace(uri=root.as_uri(), root=root)]

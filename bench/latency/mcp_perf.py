@@ -39,14 +39,14 @@ from typing import Any
 import anyio
 from mcp import Client, StdioServerParameters
 
-from bench.datasets import OUT_DIR, SWE_LITE
+from bench.datasets import OUT_DIR, SWE_LITE, problem_statements
+from bench.repository import indexed_store
 from bench.stats import median_and_p95
 from smartctx.core.context import ContextOptions, ContextRequest
 from smartctx.core.tokens import TokenCounter
-from smartctx.indexing.indexer import IndexConfig, Indexer
 from smartctx.indexing.sources import WorkspaceSources
 from smartctx.retrieval.pipeline import build_context
-from smartctx.store.index_store import IndexStore, index_dir_in
+from smartctx.store.index_store import index_dir_in
 from smartctx.store.snapshot import IndexSnapshot, SnapshotPool
 
 # The in-process path asks on a kept connection (SnapshotPool), as the servers do, which is the fair
@@ -85,12 +85,9 @@ def in_process(
 
 def index_once(root: Path, index_parent: Path) -> Path:
     """Index the tree; the path of the index file."""
-    store = IndexStore(root, index_dir_in(index_parent, root))
-    try:
-        Indexer(root, store, IndexConfig()).reconcile()
-        return store.path
-    finally:
-        store.close()
+    store = indexed_store(root, index_dir_in(index_parent, root))
+    store.close()
+    return store.path
 
 
 async def role_of(client: Client) -> str:
@@ -198,11 +195,7 @@ def main() -> None:
     )
     args = parser.parse_args()
     codes = dict(version.split("=", 1) for version in args.version)
-    tasks = [
-        row["problem_statement"]
-        for row in map(json.loads, args.data.read_text().splitlines())
-        if row["repo"] == args.repo
-    ]
+    tasks = problem_statements(args.repo, args.data)
     tasks = tasks[: args.limit] if args.limit else tasks
     root = args.root.resolve()
     with tempfile.TemporaryDirectory(prefix="smartctx-mcp-perf-") as temp:

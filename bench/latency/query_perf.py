@@ -28,12 +28,12 @@ import time
 from pathlib import Path
 from typing import Any
 
-from bench.datasets import OUT_DIR, SWE_LITE
+from bench.datasets import OUT_DIR, SWE_LITE, problem_statements
+from bench.repository import indexed_store
 from bench.stats import median_and_p95, percentile
 from smartctx.core.context import ContextOptions, ContextRequest, Focus, RecentEdit
 from smartctx.core.tokens import TokenCounter
 from smartctx.history.changes import GitHistory
-from smartctx.indexing.indexer import IndexConfig, Indexer
 from smartctx.indexing.sources import WorkspaceSources
 from smartctx.retrieval.pipeline import build_context
 from smartctx.store.index_store import IndexStore
@@ -57,15 +57,12 @@ def main() -> None:
     )
     parser.add_argument("--focus", type=int, default=0, metavar="N", help="measure editor focus on N tasks")
     args = parser.parse_args()
-    tasks = [
-        row["problem_statement"]
-        for row in map(json.loads, args.data.read_text().splitlines())
-        if row["repo"] == args.repo
-    ]
+    tasks = problem_statements(args.repo, args.data)
     root = args.root.resolve()
     with tempfile.TemporaryDirectory(prefix="smartctx-query-") as temp:
-        store = IndexStore(root, args.index_dir or Path(temp) / "index")
-        index_report = Indexer(root, store, IndexConfig()).reconcile()
+        began = time.perf_counter()
+        store = indexed_store(root, args.index_dir or Path(temp) / "index")
+        reconcile_s = time.perf_counter() - began
         sources = WorkspaceSources(root)
         started = time.perf_counter()
         counter = TokenCounter()
@@ -106,7 +103,7 @@ def main() -> None:
     low, high = AIDER_REPO_MAP_SECONDS
     print("\n".join(table))
     print(
-        f"\nindex reconcile before the run: {index_report.seconds:.1f} s;"
+        f"\nindex reconcile before the run: {reconcile_s:.1f} s;"
         f" mean tokens {statistics.mean(r['tokens'] for r in warm):,.0f}"
         f"\nvs Aider's repo map ({low:.0f}-{high:.0f} s per map on this tree, issue figure): "
         f"{low * 1000 / p95:.0f}-{high * 1000 / p95:.0f}x faster at p95"

@@ -43,10 +43,15 @@ import time
 from pathlib import Path
 from typing import Any
 
-from bench import child_process
-from bench.datasets import OUT_DIR, SWE_LITE
+from bench import side_by_side
+from bench.datasets import OUT_DIR, SWE_LITE, problem_statements
+from bench.repository import commit_message_tasks, indexed_store
 from bench.stats import median_and_p95, percentile
 from smartctx.lsp.protocol import CONTEXT_FOR_TASK
+
+# With --commits, this many tasks: the number of queries scale.py asks by default, so that both
+# measure the same commit messages.
+COMMIT_TASKS = 60
 
 
 def pack_digest(wire: dict[str, Any]) -> str:
@@ -70,15 +75,14 @@ def process_cpu_s(pid: int) -> float:
 
 def lsp_worker(root: Path, index_dir: Path, budget: int) -> None:
     """Like :func:`worker`, through a ``smartctx serve`` of this process's smartctx over stdio."""
-    from bench.latency.live_perf import Server
+    from bench.lsp_server import Server
 
     # The client takes the current loop when it is made; requests then run on it one at a time.
     loop = asyncio.new_event_loop()
     asyncio.set_event_loop(loop)
     server = Server(root, index_dir)
     loop.run_until_complete(server.start())
-    for line in sys.stdin:
-        task = json.loads(line)
+    for task in side_by_side.asked():
         cpu_before = process_cpu_s(server.pid)
         began = time.perf_counter()
         wire = loop.run_until_complete(
@@ -90,18 +94,15 @@ def lsp_worker(root: Path, index_dir: Path, budget: int) -> None:
         cpu_ms = (process_cpu_s(server.pid) - cpu_before) * 1000
         stages: dict[str, float] = dict(wire["metadata"]["timingsMs"])
         stages["outside"] = total_ms - sum(stages.values())
-        print(
-            json.dumps(
-                {
-                    "total_ms": total_ms,
-                    "cpu_ms": cpu_ms,
-                    "stages_ms": stages,
-                    "tokens": wire["tokensUsed"],
-                    "pack": pack_digest(wire),
-                }
-            )
+        side_by_side.answer(
+            {
+                "total_ms": total_ms,
+                "cpu_ms": cpu_ms,
+                "stages_ms": stages,
+                "tokens": wire["tokensUsed"],
+                "pack": pack_digest(wire),
+            }
         )
-        sys.stdout.flush()
     loop.run_until_complete(server.stop())
     loop.close()
 
@@ -110,18 +111,14 @@ def worker(root: Path, index_dir: Path, budget: int) -> None:
     """Answer one task per line of stdin with one JSON line of timings (run with --worker)."""
     from smartctx.core.context import ContextOptions, ContextRequest
     from smartctx.core.tokens import TokenCounter
-    from smartctx.indexing.indexer import IndexConfig, Indexer
     from smartctx.indexing.sources import WorkspaceSources
     from smartctx.output.pack_json import pack_to_wire
     from smartctx.retrieval.pipeline import build_context
-    from smartctx.store.index_store import IndexStore
 
-    store = IndexStore(root, index_dir)
-    Indexer(root, store, IndexConfig()).reconcile()
+    store = indexed_store(root, index_dir)
     sources = WorkspaceSources(root)
     counter = TokenCounter()
-    for line in sys.stdin:
-        task = json.loads(line)
+    for task in side_by_side.asked():
         began, began_cpu = time.perf_counter(), time.process_time()
         with store.snapshot() as snapshot:
             pack = build_context(
@@ -130,48 +127,30 @@ def worker(root: Path, index_dir: Path, budget: int) -> None:
         total_ms = (time.perf_counter() - began) * 1000
         cpu_ms = (time.process_time() - began_cpu) * 1000
         digest = pack_digest(pack_to_wire(pack))
-        print(
-            json.dumps(
-                {
-                    "total_ms": total_ms,
-                    "cpu_ms": cpu_ms,
-                    "stages_ms": pack.timings_ms,
-                    "tokens": pack.tokens_used,
-                    "pack": digest,
-                }
-            )
+        side_by_side.answer(
+            {
+                "total_ms": total_ms,
+                "cpu_ms": cpu_ms,
+                "stages_ms": pack.timings_ms,
+                "tokens": pack.tokens_used,
+                "pack": digest,
+            }
         )
-        sys.stdout.flush()
     store.close()
 
 
-class Version:
-    def __init__(self, spec: str, args: argparse.Namespace) -> None:
-        self.name, _, folders = spec.partition("=")
-        server, _, own_index = folders.partition(",")
-        index_dir = Path(own_index) if own_index else args.index_dir
-        if args.lsp:
-            copy = args.index_dir.with_name(f"{args.index_dir.name}-lsp-{self.name}")
-            shutil.rmtree(copy, ignore_errors=True)
-            shutil.copytree(index_dir, copy)
-            index_dir = copy
-        mode = "--lsp-worker" if args.lsp else "--worker"
-        self.process = child_process.start(
-            __file__, mode, str(args.root), str(index_dir.resolve()), str(args.budget), server=Path(server)
-        )
-        self.rows: list[dict[str, Any]] = []
-
-    def ask(self, task: str) -> dict[str, Any]:
-        assert self.process.stdin is not None and self.process.stdout is not None
-        self.process.stdin.write(json.dumps(task) + "\n")
-        self.process.stdin.flush()
-        answer: dict[str, Any] = json.loads(self.process.stdout.readline())
-        return answer
-
-    def close(self) -> None:
-        if self.process.stdin is not None:
-            self.process.stdin.close()
-        self.process.wait()
+def start_worker(spec: side_by_side.VersionSpec, args: argparse.Namespace) -> side_by_side.Worker:
+    """A version's worker on the shared index or its own; over LSP on a copy of it (two servers on one
+    index folder would be a writer and a follower)."""
+    index_dir = spec.index_dir or args.index_dir
+    if args.lsp:
+        copy = args.index_dir.with_name(f"{args.index_dir.name}-lsp-{spec.name}")
+        shutil.rmtree(copy, ignore_errors=True)
+        shutil.copytree(index_dir, copy)
+        index_dir = copy
+    mode = "--lsp-worker" if args.lsp else "--worker"
+    arguments = (str(args.root), str(index_dir.resolve()), str(args.budget))
+    return side_by_side.Worker(spec.name, spec.server, __file__, mode, *arguments)
 
 
 def main() -> int:
@@ -194,7 +173,11 @@ def main() -> int:
     parser.add_argument("--tasks", type=int, help="ask only the first N tasks")
     parser.add_argument("--rounds", type=int, default=2, help="times each task is asked of each version")
     parser.add_argument(
-        "--version", action="append", required=True, help="NAME=SERVER_FOLDER[,INDEX_DIR], two or more"
+        "--version",
+        type=side_by_side.version_spec,
+        action="append",
+        required=True,
+        help="NAME=SERVER_FOLDER[,INDEX_DIR], two or more",
     )
     parser.add_argument("--json", type=Path, default=OUT_DIR / "query_perf_compare.json")
     parser.add_argument("--lsp", action="store_true", help="ask smartctx serve over stdio, not in process")
@@ -206,30 +189,18 @@ def main() -> int:
         parser.error("compare at least two versions over at least one round")
     args.root = args.root.resolve()
     if args.commits:
-        from bench.indexing.scale import QUERIES, commit_tasks
-
-        tasks = commit_tasks(args.root, args.commits, QUERIES)[: args.tasks]
+        tasks = commit_message_tasks(args.root, args.commits, COMMIT_TASKS)[: args.tasks]
     else:
-        tasks = [
-            row["problem_statement"]
-            for row in map(json.loads, args.data.read_text().splitlines())
-            if row["repo"] == args.repo
-        ][: args.tasks]
-    from smartctx.indexing.indexer import IndexConfig, Indexer
-    from smartctx.store.index_store import IndexStore
-
-    store = IndexStore(args.root, args.index_dir)
-    Indexer(args.root, store, IndexConfig()).reconcile()
-    store.close()
-    versions = [Version(spec, args) for spec in args.version]
+        tasks = problem_statements(args.repo, args.data)[: args.tasks]
+    indexed_store(args.root, args.index_dir).close()
+    versions = [start_worker(spec, args) for spec in args.version]
     # One warm-up each: the tokenizer's load and SQLite's cold cache are not what is compared.
     for version in versions:
         version.ask(tasks[0])
     load = os.getloadavg()[0]
     for round_number in range(args.rounds):
         for number, task in enumerate(tasks):
-            order = versions if (number + round_number) % 2 == 0 else versions[::-1]
-            for version in order:
+            for version in side_by_side.in_turns(versions, number + round_number):
                 version.rows.append(version.ask(task))
     for version in versions:
         version.close()

@@ -44,15 +44,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
 
-from bench.datasets import OUT_DIR, SWE_LITE
+from bench.datasets import OUT_DIR, SWE_LITE, problem_statements
+from bench.repository import indexed_store
 from bench.stats import percentile
 from smartctx.core.context import ContextOptions, ContextRequest
 from smartctx.core.tokens import TokenCounter
-from smartctx.indexing.indexer import IndexConfig, Indexer
 from smartctx.indexing.sources import WorkspaceSources
 from smartctx.retrieval.pipeline import build_context
 from smartctx.store.database import connect
-from smartctx.store.index_store import IndexStore
 from smartctx.store.rows import unpack_search_words
 from smartctx.store.snapshot import IndexSnapshot
 
@@ -134,8 +133,7 @@ class Recorder:
 def profile(
     root: Path, index_dir: Path, tasks: list[str], budget: int
 ) -> tuple[list[dict[str, Any]], list[TaskCalls]]:
-    store = IndexStore(root, index_dir)
-    Indexer(root, store, IndexConfig()).reconcile()
+    store = indexed_store(root, index_dir)
     sources = WorkspaceSources(root)
     counter = TokenCounter()
     recorder = Recorder()
@@ -546,11 +544,7 @@ def main() -> None:
         "--engine", action="append", help="only engines whose name starts with this (repeatable)"
     )
     args = parser.parse_args()
-    tasks = [
-        row["problem_statement"]
-        for row in map(json.loads, args.data.read_text().splitlines())
-        if row["repo"] == args.repo
-    ]
+    tasks = problem_statements(args.repo, args.data)
     root = args.root.resolve()
 
     if args.calls:

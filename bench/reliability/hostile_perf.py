@@ -25,6 +25,7 @@ from typing import Any
 
 from bench import child_process
 from bench.datasets import OUT_DIR
+from bench.procfs import rss_mb
 from smartctx.indexing.indexer import IndexConfig, Indexer
 from smartctx.indexing.scanner import ScanConfig
 from smartctx.store.index_store import IndexStore
@@ -82,13 +83,6 @@ CASES: dict[str, Callable[[Path], None]] = {
 }
 
 
-def _rss_mb() -> float:
-    for line in Path("/proc/self/status").read_text().splitlines():
-        if line.startswith("VmRSS:"):
-            return int(line.split()[1]) / 1024
-    return 0.0
-
-
 def _folder_mb(folder: Path) -> float:
     return sum(path.stat().st_size for path in folder.iterdir()) / 1e6
 
@@ -96,7 +90,7 @@ def _folder_mb(folder: Path) -> float:
 def child_index(root: Path, index_dir: Path) -> dict[str, Any]:
     """One reconcile in this process (called in a child): time, extra memory, index size, report."""
     store = IndexStore(root, index_dir)
-    before_mb = _rss_mb()
+    before_mb = rss_mb()
     started = time.perf_counter()
     report = Indexer(root, store, IndexConfig(workers=0)).reconcile()
     seconds = time.perf_counter() - started

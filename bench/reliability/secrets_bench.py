@@ -35,16 +35,15 @@ from typing import Any
 from tests.secret_corpus import Planted, build, planted_repository
 
 from bench.datasets import CHECKOUT
+from bench.repository import indexed_store
 from smartctx.core import redact as redact_module
 from smartctx.core.context import ContextOptions, ContextRequest
 from smartctx.core.tokens import TokenCounter
 from smartctx.history.changes import GitHistory
-from smartctx.indexing.indexer import IndexConfig, Indexer
 from smartctx.indexing.sources import WorkspaceSources
 from smartctx.output.pack_json import pack_to_wire
 from smartctx.retrieval.pipeline import build_context
 from smartctx.retrieval.symbols import expand_node
-from smartctx.store.index_store import IndexStore
 
 PIECE_CHARS = 8
 
@@ -200,8 +199,7 @@ def leaks_in_packs(planted: list[Planted], packs: int, seed: int) -> dict[str, A
         root.mkdir()
         commit_values = planted_repository(root, planted)
         values = [case.value for case in planted] + commit_values
-        store = IndexStore(root, Path(folder) / "index")
-        Indexer(root, store, IndexConfig()).reconcile()
+        store = indexed_store(root, Path(folder) / "index")
         counter = TokenCounter("o200k_base")
         history = GitHistory(root)
         symbols = [case.symbol for case in planted]

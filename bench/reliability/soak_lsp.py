@@ -21,7 +21,8 @@ from pathlib import Path
 from typing import Any
 
 from bench.datasets import CHECKOUT, OUT_DIR
-from bench.latency.live_perf import Server, rss_mb
+from bench.lsp_server import Server
+from bench.procfs import rss_mb
 from bench.stats import percentile
 from smartctx.lsp.protocol import EXPAND
 
@@ -100,15 +101,7 @@ async def soak(root: Path, index_dir: Path, minutes: float) -> dict[str, Any]:
         while time.monotonic() - started < minutes * 60:
             now = time.monotonic()
             if now >= next_sample:
-                fds, threads = proc_counts(server.pid)
-                samples.append(
-                    {
-                        "s": round(now - started, 1),
-                        "rssMb": rss_mb(server.pid),
-                        "fds": fds,
-                        "threads": threads,
-                    }
-                )
+                samples.append(sample(server.pid, now - started))
                 next_sample += SAMPLE_EVERY_S
             churn(probe, rounds)
             asked = time.perf_counter()
@@ -118,15 +111,7 @@ async def soak(root: Path, index_dir: Path, minutes: float) -> dict[str, Any]:
             latencies.append((time.perf_counter() - asked) * 1000)
             rounds += 1
             await asyncio.sleep(0.2)
-        fds, threads = proc_counts(server.pid)
-        samples.append(
-            {
-                "s": round(time.monotonic() - started, 1),
-                "rssMb": rss_mb(server.pid),
-                "fds": fds,
-                "threads": threads,
-            }
-        )
+        samples.append(sample(server.pid, time.monotonic() - started))
     finally:
         await server.stop()
         await drained
