@@ -80,17 +80,10 @@ def churn(probe: Path, round_number: int) -> None:
         )
 
 
-async def drain(stream: asyncio.StreamReader | None) -> None:
-    """Read the server's stderr as it comes: a full pipe would block its logging, and the server."""
-    while stream is not None and await stream.read(65536):
-        pass
-
-
 async def soak(root: Path, index_dir: Path, minutes: float) -> dict[str, Any]:
     server = Server(root, index_dir)
+    # The server's log is read as it comes by Server itself: a second reader of the pipe would fail.
     first_index_s = await server.start()
-    process = server.client._server
-    drained = asyncio.create_task(drain(process.stderr if process is not None else None))
     started = time.monotonic()
     samples: list[dict[str, float]] = []
     rounds = 0
@@ -114,7 +107,6 @@ async def soak(root: Path, index_dir: Path, minutes: float) -> dict[str, Any]:
         samples.append(sample(server.pid, time.monotonic() - started))
     finally:
         await server.stop()
-        await drained
     settled = [(sample["s"], sample["rssMb"]) for sample in samples if sample["s"] >= WARM_UP_S]
     return {
         "minutes": minutes,
