@@ -10,7 +10,7 @@ side by side, afresh (buffer_*). CPU seconds of the raw pass and of the cold ind
 workers) are written to the JSON, since they move far less than wall time on a shared machine.
 Prints one table and writes JSON.
 
-    .venv/bin/python bench/index_perf.py /path/to/django /path/to/ts-repo /path/to/c-repo
+    .venv/bin/python -m bench.indexing.index_perf /path/to/django /path/to/ts-repo /path/to/c-repo
 """
 
 from __future__ import annotations
@@ -138,7 +138,7 @@ def edited_files(index_path: Path) -> list[str]:
 
 
 def one_file_updates(root: Path, index_dir: Path) -> dict[str, Any]:
-    """Append a definition (bench/probes.py) to one file at a time, in whatever language, and time
+    """Append a definition (bench/indexing/probes.py) to one file at a time, in whatever language, and time
     the update until the definition is in the index. CPU milliseconds are kept beside wall time:
     on a shared machine they move far less."""
     store = IndexStore(root, index_dir)

@@ -7,7 +7,7 @@ checked out at FROM. Then, in one run on one machine:
 * cold: a server on a fresh index folder; `initialized` → the first "ready" status. The peak RSS of the
   server plus its parser workers is sampled every 50 ms from /proc;
 * no-op: the server restarted on the same index; `initialized` → "ready";
-* one-file update: an existing source file gets a new definition appended (bench/probes.py); the time
+* one-file update: an existing source file gets a new definition appended (bench/indexing/probes.py); the time
   from the write until the index holds it (a read-only connection polls the committed index: what
   every query reads), and until a contextForTask answer for its name packs it (asked again after each
   status notification, and at least every ``PACK_POLL_S``). Each wait is bounded (``UPDATE_WAIT_S``):
@@ -26,7 +26,7 @@ checked out at FROM. Then, in one run on one machine:
 
 Each server's log goes to ``server-*.log`` beside the index folders.
 
-    .venv/bin/python bench/scale.py /work/.mirror/babel+babel/repo /work/benchrepos/speed-babel \\
+    .venv/bin/python -m bench.indexing.scale /work/.mirror/babel+babel/repo /work/benchrepos/speed-babel \\
         --from 726154c78e --to 1da3cfa1a2
 """
 

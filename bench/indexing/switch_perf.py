@@ -6,7 +6,7 @@ releases its index lock), then a fresh index of TO in another folder. For each: 
 seconds of this process (the writer) and of its parser workers, and the report's stages. On a shared
 machine the CPU seconds move far less than wall time, so the switch/fresh ratio is given for both.
 
-    .venv/bin/python bench/switch_perf.py /work/.mirror/babel+babel/repo \\
+    .venv/bin/python -m bench.indexing.switch_perf /work/.mirror/babel+babel/repo \\
         /work/benchrepos/speed-babel-switch --from 726154c78e --to 1da3cfa1a2
 """
 

@@ -2,7 +2,7 @@
 
 Each version runs in a worker process of its own, importing smartctx from the server folder it is
 given (a frozen worktree of a commit), on its own copy of the repository and its own index, built
-cold by the worker before the run. An update appends a definition (bench/probes.py) to one file,
+cold by the worker before the run. An update appends a definition (bench/indexing/probes.py) to one file,
 as a save does, applies it through the path the language server takes for a save
 (``Indexer.update_paths``) and then searches the index for the definition's name, again every
 millisecond, until the lexical search finds it: the update is timed from the write to that answer,
@@ -16,8 +16,8 @@ next, so that the load of a shared machine falls on every version alike: the rat
 percentiles is the figure to read, more than the milliseconds. The files edited are the same, in the
 same order, for every version.
 
-    .venv/bin/python bench/update_perf.py /work/benchrepos/django --work /work/benchrepos/update3-run \\
-        --version main=/work/frozen-main/server --version new=server
+    .venv/bin/python -m bench.indexing.update_perf /work/benchrepos/django \\
+        --work /work/benchrepos/update3-run --version main=/work/frozen-main/server --version new=server
 """
 
 from __future__ import annotations

@@ -14,7 +14,7 @@ its scoring and packing cost differs too), and whether the versions gave the sam
 the focused pack (every body and summary with its score parts, the file map) and the walk's own
 result must be identical, float for float.
 
-    .venv/bin/python bench/focus_perf.py /work/benchrepos/focus2-django \\
+    .venv/bin/python -m bench.latency.focus_perf /work/benchrepos/focus2-django \\
         --index-dir /work/benchrepos/focus2-django-index \\
         --version main=/work/frozen-main/server --version new=/work/frozen-new/server
 """

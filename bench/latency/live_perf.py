@@ -13,7 +13,7 @@ Starts `python -m smartctx serve` over stdio, as an editor does, and measures:
   fresh index (in-process, same parser workers) timed beside it as the baseline. The whole index (nodes,
   references, edges, scores) is then compared with the fresh one, row for row.
 
-    .venv/bin/python bench/live_perf.py /work/benchrepos/django \\
+    .venv/bin/python -m bench.latency.live_perf /work/benchrepos/django \\
         --checkout /tmp/watch-django --from b6ad8b687a --to 17e661641d
 """
 

@@ -1,14 +1,14 @@
 """Where the time of an MCP ``get_context_for_task`` call goes besides the pipeline: each step a pack
 passes through between ``build_context`` and the agent, timed in one process on real packs.
 
-bench/mcp_perf.py measures the whole call over stdio; this takes the same packs and times the
+bench/latency/mcp_perf.py measures the whole call over stdio; this takes the same packs and times the
 server's steps (the result as MCP content, the SDK's dump and check of it, the redaction pass every
 outgoing message takes, JSON encoding) and the SDK client's (JSON decoding, its per-method result
 check, the pydantic model, the output-schema check), leaving out only the pipes and the two event
 loops. Each step is timed in CPU time of the thread that runs it: every step runs on one thread, and
 on a machine shared with other work, wall time measures the load as much as the step.
 
-    .venv/bin/python bench/mcp_overhead.py /path/to/django --index-dir DIR --repo django/django
+    .venv/bin/python -m bench.latency.mcp_overhead /path/to/django --index-dir DIR --repo django/django
 """
 
 from __future__ import annotations

@@ -17,8 +17,8 @@ runs a writer of its own, on its own copy of the index, and each task is asked i
 each version's server in turn (the order rotating from task to task), so that versions are compared
 under the same load. The in-process path runs the code the benchmark itself imports.
 
-    .venv/bin/python bench/mcp_perf.py /path/to/django --repo django/django
-    PYTHONPATH=/work/frozen-b/server .venv/bin/python bench/mcp_perf.py /path/to/django \
+    .venv/bin/python -m bench.latency.mcp_perf /path/to/django --repo django/django
+    PYTHONPATH=/work/frozen-b/server .venv/bin/python -m bench.latency.mcp_perf /path/to/django \
         --version main=/work/frozen-a/server --version new=/work/frozen-b/server
 """
 

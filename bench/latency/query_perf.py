@@ -4,7 +4,7 @@ Indexes the repository (or reuses an up-to-date index), then runs every SWE-benc
 statement of that repository through the pipeline at the given budget. The first query is reported
 apart (it loads the tokenizer and warms SQLite's cache); p50/p95 are over the warm ones.
 
-    .venv/bin/python bench/query_perf.py /path/to/django --repo django/django
+    .venv/bin/python -m bench.latency.query_perf /path/to/django --repo django/django
 
 With ``--history N`` the first N tasks are also packed with includePRs and with includeImpact, and
 the extra time over the same request without them is reported, cold (a new history cache, the

@@ -2,13 +2,13 @@
 
 Each version runs in a worker process of its own, importing smartctx from the server folder it is
 given (a frozen worktree of a commit), over the same index and the same SWE-bench Lite problem
-statements of one repository (or, with ``--commits REV``, the tasks bench/scale.py writes from the
+statements of one repository (or, with ``--commits REV``, the tasks bench/indexing/scale.py writes from the
 commit messages before REV: a repository SWE-bench does not cover, such as babel). Tasks are sent
 to the versions in turn, the order alternating from one task to the next, so that the load of a
 shared machine falls on every version alike: the ratio of their percentiles is the figure to read,
 more than the milliseconds.
 
-    .venv/bin/python bench/query_perf_compare.py /work/benchrepos/rank-swe/django \\
+    .venv/bin/python -m bench.latency.query_perf_compare /work/benchrepos/rank-swe/django \\
         --index-dir /tmp/idx-django --version main=/work/frozen-main/server --version new=server
 
 Each answer also carries a digest of its pack as JSON without its timings: the script reports the
@@ -167,7 +167,7 @@ def main() -> int:
         "--commits",
         metavar="REV",
         help="instead of SWE-bench problem statements, tasks written from the commit messages before REV"
-        " (bench/scale.py's, as its queries are)",
+        " (bench/indexing/scale.py's, as its queries are)",
     )
     parser.add_argument("--budget", type=int, default=8000)
     parser.add_argument("--tasks", type=int, help="ask only the first N tasks")

@@ -16,7 +16,7 @@ Two parts, one run:
    kind of call, and how much of FTS5's answer it returns (top-k overlap).
 
     .venv/bin/pip install -e ".[bench]"    # tantivy and apsw
-    .venv/bin/python bench/search_engines.py /work/benchrepos/engine-django/django \\
+    .venv/bin/python -m bench.latency.search_engines /work/benchrepos/engine-django/django \\
         --index-dir /work/benchrepos/engine-django/index --work /work/benchrepos/engine-django/engines
 
 A third part re-indexes growing shares of the files (with the same text) in the tantivy index and

@@ -18,8 +18,8 @@ version bumps, dependency updates, or changes of tests, docs, CI and non-source 
 message says enough to be a task and whose change is one change (at most
 ``MAX_SOURCE_FILES`` source files). ``select_tasks`` takes the first ``per_repo`` that pass.
 
-The API other benchmarks use (``bench/focus.py``, issue #14): ``load_tasks(path)`` reads the task
-file (``bench/out/commit_tasks.jsonl`` by default, written by ``bench/commits.py extract``);
+The API other benchmarks use (``bench/quality/focus.py``, issue #14): ``load_tasks(path)`` reads the task
+file (``bench/out/commit_tasks.jsonl`` by default, written by ``bench/quality/commits.py extract``);
 ``task_git_dir(mirrors_dir, task)`` is the git directory that holds a task's commits;
 ``previous_author_commits(git_dir, task, limit)`` and ``commits_before(git_dir, task, window_hours)``
 list the author's earlier commits and the commits of the preceding hours, each with the files it

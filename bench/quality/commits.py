@@ -8,17 +8,17 @@ BM25) and baseline (b) (the seed recipe) at each budget, scored by ``swebench_sc
 report is per language, with plain BM25's top-10 files as the figure to beat, then where the gold
 first appears in smartctx's packs (file and function Acc@k, MRR) per language and per repository.
 
-    .venv/bin/python bench/commits.py extract                 # writes bench/out/commit_tasks.jsonl
-    .venv/bin/python bench/commits.py run --repo fd,sinatra   # a slice while iterating
-    .venv/bin/python bench/commits.py run                     # the figures to report
-    .venv/bin/python bench/commits.py coverage                # does the parser see these repos' code?
+    .venv/bin/python -m bench.quality.commits extract                # writes bench/out/commit_tasks.jsonl
+    .venv/bin/python -m bench.quality.commits run --repo fd,sinatra  # a slice while iterating
+    .venv/bin/python -m bench.quality.commits run                    # the figures to report
+    .venv/bin/python -m bench.quality.commits coverage               # does the parser see these repos?
 
 ``--set train`` does the same for the training set of the learned ranking (``TRAIN_REPOS``, issue
 #23), with its own task file, work trees and indexes; ``run --keep-indexes DIR`` keeps the indexes
 ``swebench_replay.py`` ranks again:
 
-    .venv/bin/python bench/commits.py extract --set train --per-repo 25
-    .venv/bin/python bench/commits.py run --set train --budgets 8000 --keep-indexes DIR
+    .venv/bin/python -m bench.quality.commits extract --set train --per-repo 25
+    .venv/bin/python -m bench.quality.commits run --set train --budgets 8000 --keep-indexes DIR
 """
 
 from __future__ import annotations

@@ -13,12 +13,12 @@ changed; tests never count). Every case is packed once per *focus variant* and s
   commit, recent edits = the files changed by the commits of the preceding day, each as old as its
   commit is before the task's. The task's own commit never contributes.
 
-    .venv/bin/python bench/focus.py commits                  # needs bench/out/commit_tasks.jsonl
-    .venv/bin/python bench/focus.py swebench --subset stratified
-    .venv/bin/python bench/focus.py swebench --repo flask --limit 3
-    .venv/bin/python bench/focus.py commits --budget 2000     # smaller packs: more for focus to decide
+    .venv/bin/python -m bench.quality.focus commits               # needs bench/out/commit_tasks.jsonl
+    .venv/bin/python -m bench.quality.focus swebench --subset stratified
+    .venv/bin/python -m bench.quality.focus swebench --repo flask --limit 3
+    .venv/bin/python -m bench.quality.focus commits --budget 2000  # smaller packs: more for focus to decide
 
-(``bench/commits.py extract`` writes the commit tasks.)
+(``bench/quality/commits.py extract`` writes the commit tasks.)
 
 Prints one table (per variant: hit rates, the change against ``none``, how often the gold file is
 the pack's first file, p50/p95 of the focus stage) and writes per-case rows as JSON.

@@ -6,9 +6,9 @@ line: its files and definitions in rank order, each with its parts and whether i
 change modifies; a definition the change edits, by name or by holding a gold function's lines). This
 is what ``train_ranker.py`` learns from and what a study of the ranking reads:
 
-    PYTHONPATH=server:bench .venv/bin/python bench/rank_features.py --indexes /work/benchrepos/devset-snap \\
-        --repos-dir /work/benchrepos/devset-repos --data /work/benchrepos/devset-out/commit_tasks.jsonl \\
-        --out /work/benchrepos/features/devset.jsonl
+    PYTHONPATH=server .venv/bin/python -m bench.quality.rank_features \\
+        --indexes /work/benchrepos/devset-snap --repos-dir /work/benchrepos/devset-repos \\
+        --data /work/benchrepos/devset-out/commit_tasks.jsonl --out /work/benchrepos/features/devset.jsonl
 """
 
 from __future__ import annotations

@@ -8,9 +8,9 @@ coverage; test files never count as gold) and where the gold first appears in ea
 function Acc@k and MRR; ``swebench_scoring.py`` defines them). Prints the table of every system, the
 rank figures of smartctx per repository, and writes per-instance rows as JSON.
 
-    .venv/bin/python bench/swebench.py --subset stratified --repo flask,requests
-    .venv/bin/python bench/swebench.py --subset all            # the figures to report
-    .venv/bin/python bench/swebench.py --repo flask --history  # also smartctx+history (includePRs)
+    .venv/bin/python -m bench.quality.swebench --subset stratified --repo flask,requests
+    .venv/bin/python -m bench.quality.swebench --subset all            # the figures to report
+    .venv/bin/python -m bench.quality.swebench --repo flask --history  # also smartctx+history (includePRs)
 
 The systems: ``smartctx`` (``retrieval.pipeline.build_context``), ``baseline-a`` (whole files by
 BM25) and ``baseline-b`` (the seed recipe), described in ``swebench_baselines.py``.

@@ -8,8 +8,8 @@ figures (file and function Acc@k, MRR) and hits per repository and per language,
 ``--against`` (an earlier replay's JSON), the instances whose file, function or body hit or file
 rank changed. The commit dev set replays the same way, its task file as ``--data``.
 
-    PYTHONPATH=server .venv/bin/python bench/swebench_replay.py --indexes /work/benchrepos/rank-snap \\
-        --repos-dir /work/benchrepos/rank-swe --out /tmp/replay.json
+    PYTHONPATH=server .venv/bin/python -m bench.quality.swebench_replay \\
+        --indexes /work/benchrepos/rank-snap --repos-dir /work/benchrepos/rank-swe --out /tmp/replay.json
 """
 
 from __future__ import annotations

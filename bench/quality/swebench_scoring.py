@@ -1,6 +1,6 @@
 """How a context pack is scored against the fix that was merged: pure functions, no I/O.
 
-`bench/swebench.py` turns each system's answer into `PackItem`s and each SWE-bench instance into a
+`bench/quality/swebench.py` turns each system's answer into `PackItem`s and each SWE-bench instance into a
 `Gold`, and this module says what was hit and where. Kept apart so `tests/unit/test_bench_scoring.py`
 can check every rule on hand-made packs; SWE-bench Lite (`swebench.py`, `swebench_replay.py`), the
 commit dev set (`commits.py`) and editor focus (`focus.py`) all score with it.

@@ -20,7 +20,7 @@ on the same tasks (the first gold definition's and gold file's place, Any@k and 
 chosen the same way. The model written is the one learned from all the training repositories, with
 its provenance: the repositories, their pinned heads, the task count and the held-out figures.
 
-    PYTHONPATH=server:bench .venv/bin/python bench/train_ranker.py \\
+    PYTHONPATH=server .venv/bin/python -m bench.quality.train_ranker \\
         --features /work/benchrepos/features/train.jsonl --write server/smartctx/retrieval/rank_model.json
 
 Any task from a repository named in ``../shared/bench/never_train.txt`` stops the run: the evaluation
@@ -460,7 +460,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         for name, r in results.items()
     }
     provenance = {
-        "source": "learned by bench/train_ranker.py from commit tasks (bench/commit_tasks.py TRAIN_REPOS)",
+        "source": "learned by bench/quality/train_ranker.py from commit tasks"
+        " (bench/quality/commit_tasks.py TRAIN_REPOS)",
         "date": datetime.now(timezone.utc).strftime("%Y-%m-%d"),
         "tasks": len(tasks),
         "repositories": pinned_heads(counts),

@@ -2,7 +2,7 @@
 every method, sizes) interleaved with valid requests. Counts crashes, hangs, unanswered requests and
 wrong answers; prints one table and writes JSON to bench/out/fuzz_lsp.json.
 
-    .venv/bin/python bench/fuzz_lsp.py --frames 6000 --seed 1
+    .venv/bin/python -m bench.reliability.fuzz_lsp --frames 6000 --seed 1
 
 What counts as what:
 - crash: the server process ended, stopped reading its input for ``--wait-s``, or did not end

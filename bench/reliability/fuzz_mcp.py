@@ -4,7 +4,7 @@ combinations of them, and envelopes no client library writes (arguments that are
 name that is no string, params of the wrong shape). Prints one table and writes JSON to
 bench/out/fuzz_mcp.json; exits 1 when any call went wrong.
 
-    .venv/bin/python bench/fuzz_mcp.py --calls 300 --seed 1 --big-task-mb 50
+    .venv/bin/python -m bench.reliability.fuzz_mcp --calls 300 --seed 1 --big-task-mb 50
 
 ``--big-task-mb`` ends the run with one task of that many megabytes (a log pasted whole) and reports
 how long it took, how large the answer was and the server's peak memory.

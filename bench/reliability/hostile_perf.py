@@ -7,7 +7,7 @@ resident memory minus its resident memory just before indexing; index_mb is the 
 the run (the SQLite file with its WAL). The last case indexes the nested and size-cap files, deletes
 them, reconciles again and reports the index size before and after. Prints one table and writes JSON.
 
-    .venv/bin/python bench/hostile_perf.py
+    .venv/bin/python -m bench.reliability.hostile_perf
 """
 
 from __future__ import annotations

@@ -12,7 +12,7 @@ Detectors compared on the same text:
 Recall: a planted value counts as redacted when no 8-character piece of it survives the detector's
 replacement. False positives: every replacement in the real code (which holds no secret).
 
-    .venv/bin/python bench/secrets_bench.py --packs 1000 \\
+    .venv/bin/python -m bench.reliability.secrets_bench --packs 1000 \\
         --detect-secrets detect-secrets=/tmp/dsvenv/bin/python \\
         --detect-secrets bc-detect-secrets=/tmp/bcvenv/bin/python
 """

@@ -1,6 +1,6 @@
 """A soak of the language server: requests and file churn for many minutes, and what it costs over time.
 
-    .venv/bin/python bench/soak_lsp.py [--minutes 30] [--out bench/out/soak_lsp.json]
+    .venv/bin/python -m bench.reliability.soak_lsp [--minutes 30] [--out bench/out/soak_lsp.json]
 
 The workspace is a copy of this repository's ``server/`` tree at HEAD. Each round writes, rewrites or
 deletes a probe file (the server's watcher picks it up), asks contextForTask with one of a rotating set

@@ -6,7 +6,7 @@ expression is tried, an entropy floor for the captured secret and allowlists. Th
 that data, rewrites the few RE2 constructs Python's ``re`` spells differently, and writes
 ``server/smartctx/core/secret_rules.json`` with the origin, commit and licence named in the file.
 
-    python bench/port_gitleaks_rules.py path/to/gitleaks.toml COMMIT
+    python scripts/data/port_gitleaks_rules.py path/to/gitleaks.toml COMMIT
 
 Rules that only apply to some file paths are left out: the redactor sees text, not paths.
 """
@@ -109,7 +109,7 @@ def port(config: dict[str, Any], commit: str) -> dict[str, Any]:
         "origin": "https://github.com/gitleaks/gitleaks config/gitleaks.toml",
         "commit": commit,
         "license": "MIT License, Copyright (c) 2019 Zachary Rice",
-        "ported_by": "bench/port_gitleaks_rules.py (rules with a path condition are left out)",
+        "ported_by": "scripts/data/port_gitleaks_rules.py (rules with a path condition are left out)",
         "allowlist": {
             "target": "secret",
             "regexes": [python_regex(r) for r in global_allowlist.get("regexes", [])],

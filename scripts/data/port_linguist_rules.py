@@ -8,7 +8,7 @@ path tests among its generated-file checks (``name.match(/…/)``). This script 
 expressions (Ruby's and Python's syntax agree on every one of them) and writes
 ``server/smartctx/retrieval/linguist_rules.json`` with the origin, commit and licence named.
 
-    python bench/port_linguist_rules.py path/to/linguist COMMIT
+    python scripts/data/port_linguist_rules.py path/to/linguist COMMIT
 
 Left out, with the reason kept in the file: patterns that match folders of ordinary source code in
 real projects (``cache/`` is Django's cache framework, ``*.d.ts`` a TypeScript project's own
@@ -79,7 +79,7 @@ def main() -> int:
         " generated.rb (the checks on the file name alone)",
         "commit": commit,
         "license": "MIT License, Copyright (c) 2017 GitHub, Inc.",
-        "ported_by": "bench/port_linguist_rules.py",
+        "ported_by": "scripts/data/port_linguist_rules.py",
         "left_out": LEFT_OUT,
         **sections,
     }
