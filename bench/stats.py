@@ -2,7 +2,7 @@
 scored packs that say "no value" rather than fail when a group is empty.
 
 Two percentile rules are in use, each kept so that a figure is comparable with the ones recorded
-before it in bench/RESULTS.md: the latency tables take the value ``⌊n·share⌋`` places into the
+before it in bench/HISTORY.md: the latency tables take the value ``⌊n·share⌋`` places into the
 sorted values (:func:`percentile`), the quality reports the nearest rank (:func:`nearest_rank`).
 They differ only in which of two neighbouring values they pick (p95 of 20 values: the largest, or
 the one below it).

@@ -1,5 +1,5 @@
 """The two percentile rules of bench/stats.py: each keeps its figures comparable with the ones
-bench/RESULTS.md recorded before, so where they differ is pinned here."""
+bench/HISTORY.md recorded, so where they differ is pinned here."""
 
 from __future__ import annotations
 
