@@ -8,10 +8,12 @@ parent whatever folder the parent was started from; path arguments must therefor
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 from bench.datasets import CHECKOUT
 
@@ -44,9 +46,10 @@ def start(script: str, *arguments: str, server: Path | None = None) -> subproces
     )
 
 
-def output(script: str, *arguments: str) -> str:
-    """What ``script`` run to its end with ``arguments`` printed (CalledProcessError if it failed)."""
-    return subprocess.run(
+def result(script: str, *arguments: str) -> Any:
+    """The last line ``script`` printed when run to its end with ``arguments``, read as JSON: the
+    child's result, after whatever else it printed (CalledProcessError if it failed)."""
+    printed = subprocess.run(
         _command(script, arguments),
         capture_output=True,
         text=True,
@@ -54,3 +57,4 @@ def output(script: str, *arguments: str) -> str:
         env=_environment(None),
         cwd=CHECKOUT,
     ).stdout
+    return json.loads(printed.strip().splitlines()[-1])

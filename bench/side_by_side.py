@@ -9,6 +9,7 @@ more than the milliseconds.
 
 from __future__ import annotations
 
+import argparse
 import json
 import sys
 from collections.abc import Iterator, Sequence
@@ -36,6 +37,14 @@ def version_spec(text: str) -> VersionSpec:
     name, _, folders = text.partition("=")
     server, _, index_dir = folders.partition(",")
     return VersionSpec(name, Path(server), Path(index_dir) if index_dir else None)
+
+
+def add_version_argument(parser: argparse.ArgumentParser, *, own_index: bool = False) -> None:
+    """``--version``, given two or more times; ``own_index`` when a version may name its own index."""
+    shape = "NAME=SERVER_FOLDER[,INDEX_DIR]" if own_index else "NAME=SERVER_FOLDER"
+    parser.add_argument(
+        "--version", type=version_spec, action="append", required=True, help=f"{shape}, two or more"
+    )
 
 
 class Worker:

@@ -121,9 +121,8 @@ def child_index(root: Path, index_dir: Path) -> dict[str, Any]:
 
 
 def index_in_child(root: Path, index_dir: Path) -> dict[str, Any]:
-    output = child_process.output(__file__, "--child", str(root), str(index_dir))
-    result: dict[str, Any] = json.loads(output.strip().splitlines()[-1])
-    return result
+    measured: dict[str, Any] = child_process.result(__file__, "--child", str(root), str(index_dir))
+    return measured
 
 
 def edited_files(index_path: Path) -> list[str]:

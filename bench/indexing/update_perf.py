@@ -118,13 +118,7 @@ def main() -> int:
     parser.add_argument("--work", type=Path, required=True, help="where the copies and indexes go")
     parser.add_argument("--updates", type=int, default=UPDATES)
     parser.add_argument("--block", type=int, default=BLOCK, help="updates a version runs in one turn")
-    parser.add_argument(
-        "--version",
-        type=side_by_side.version_spec,
-        action="append",
-        required=True,
-        help="NAME=SERVER_FOLDER, two or more",
-    )
+    side_by_side.add_version_argument(parser)
     parser.add_argument("--json", type=Path, default=OUT_DIR / "update_perf.json")
     args = parser.parse_args()
     if len(args.version) < 2:

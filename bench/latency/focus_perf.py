@@ -150,13 +150,7 @@ def main() -> int:
     parser.add_argument("--data", type=Path, default=SWE_LITE)
     parser.add_argument("--budget", type=int, default=8000)
     parser.add_argument("--tasks", type=int, default=40, help="the first N problem statements")
-    parser.add_argument(
-        "--version",
-        type=side_by_side.version_spec,
-        action="append",
-        required=True,
-        help="NAME=SERVER_FOLDER, two or more",
-    )
+    side_by_side.add_version_argument(parser)
     parser.add_argument("--json", type=Path, default=OUT_DIR / "focus_perf.json")
     args = parser.parse_args()
     if len(args.version) < 2:

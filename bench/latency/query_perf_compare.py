@@ -172,13 +172,7 @@ def main() -> int:
     parser.add_argument("--budget", type=int, default=8000)
     parser.add_argument("--tasks", type=int, help="ask only the first N tasks")
     parser.add_argument("--rounds", type=int, default=2, help="times each task is asked of each version")
-    parser.add_argument(
-        "--version",
-        type=side_by_side.version_spec,
-        action="append",
-        required=True,
-        help="NAME=SERVER_FOLDER[,INDEX_DIR], two or more",
-    )
+    side_by_side.add_version_argument(parser, own_index=True)
     parser.add_argument("--json", type=Path, default=OUT_DIR / "query_perf_compare.json")
     parser.add_argument("--lsp", action="store_true", help="ask smartctx serve over stdio, not in process")
     parser.add_argument(
