@@ -1,18 +1,14 @@
-"""The commit dev set's task rules (bench/commit_tasks.py) on a real git repository built here."""
+"""The commit dev set's task rules (bench/quality/commit_tasks.py) on a real git repository built here."""
 
 from __future__ import annotations
 
-import importlib
-from collections.abc import Iterator
-from pathlib import Path
 from types import ModuleType
 from typing import Any
 
 import pytest
 
+from bench.quality import commit_tasks as commit_tasks_module
 from gitrepos import Repo
-
-BENCH_DIR = Path(__file__).resolve().parents[2] / "bench"
 
 CORE = """package core
 
@@ -27,11 +23,8 @@ func Beta(x int) int {
 
 
 @pytest.fixture(scope="module")
-def commit_tasks() -> Iterator[ModuleType]:
-    """The dev set module, imported from bench/ (which is not a package)."""
-    with pytest.MonkeyPatch.context() as patch:
-        patch.syspath_prepend(str(BENCH_DIR))
-        yield importlib.import_module("commit_tasks")
+def commit_tasks() -> ModuleType:
+    return commit_tasks_module
 
 
 @pytest.fixture(scope="module")

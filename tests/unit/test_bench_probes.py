@@ -1,19 +1,15 @@
 """The update benchmarks' edits, in every language smartctx parses: a probe appended to a file
-(bench/probes.py) defines exactly the symbol the benchmark then waits for, and the comment that
+(bench/indexing/probes.py) defines exactly the symbol the benchmark then waits for, and the comment that
 index_perf.py's buffer step types is a comment."""
 
 from __future__ import annotations
 
-import importlib
-import sys
-from pathlib import Path
-
 import pytest
 
+from bench.indexing import index_perf as index_perf_module
+from bench.indexing import probes as probes_module
 from smartctx.parsing.extract import SourceParser
 from smartctx.parsing.languages import LANGUAGES
-
-BENCH_DIR = Path(__file__).resolve().parents[2] / "bench"
 
 # A small file of each language, as a probe finds it: the probe goes after its last line.
 FILE_BY_LANGUAGE = {
@@ -38,20 +34,12 @@ FILE_BY_LANGUAGE = {
 
 @pytest.fixture(scope="module")
 def probes() -> object:
-    sys.path.insert(0, str(BENCH_DIR))
-    try:
-        return importlib.import_module("probes")
-    finally:
-        sys.path.remove(str(BENCH_DIR))
+    return probes_module
 
 
 @pytest.fixture(scope="module")
 def index_perf() -> object:
-    sys.path.insert(0, str(BENCH_DIR))
-    try:
-        return importlib.import_module("index_perf")
-    finally:
-        sys.path.remove(str(BENCH_DIR))
+    return index_perf_module
 
 
 @pytest.mark.parametrize("language", sorted(LANGUAGES))

@@ -1,17 +1,15 @@
-"""The SWE-bench scoring rules (bench/swebench_scoring.py) on hand-made packs."""
+"""The SWE-bench scoring rules (bench/quality/swebench_scoring.py) on hand-made packs."""
 
 from __future__ import annotations
 
-import importlib
 import math
-from collections.abc import Iterator
-from pathlib import Path
 from types import ModuleType
 from typing import Any
 
 import pytest
 
-BENCH_DIR = Path(__file__).resolve().parents[2] / "bench"
+from bench import stats
+from bench.quality import swebench_scoring
 
 # The gold of every pack below: one function in `pkg/core.py`, whose lines 21-23 and 40 the fix changed.
 GOLD_ROW = {
@@ -22,11 +20,8 @@ GOLD_ROW = {
 
 
 @pytest.fixture(scope="module")
-def scoring() -> Iterator[ModuleType]:
-    """The scoring module, imported from bench/ (which is not a package)."""
-    with pytest.MonkeyPatch.context() as patch:
-        patch.syspath_prepend(str(BENCH_DIR))
-        yield importlib.import_module("swebench_scoring")
+def scoring() -> ModuleType:
+    return swebench_scoring
 
 
 def item(scoring: ModuleType, spec: str, *, body: bool = True, whole_file: bool = False) -> Any:
@@ -172,11 +167,11 @@ def test_first_gold_rank_counts_each_file_once(scoring: ModuleType) -> None:
 def test_aggregates(scoring: ModuleType) -> None:
     assert scoring.share_within([1, 3, None, 10], 3) == 0.5
     assert math.isnan(scoring.share_within([], 1))
-    assert scoring.percentile([5.0, 1.0, 3.0, 2.0, 4.0], 50) == 3.0
-    assert scoring.percentile([float(value) for value in range(1, 101)], 95) == 95.0
-    assert scoring.percentile([7.0], 95) == 7.0
-    assert math.isnan(scoring.percentile([], 50))
-    assert scoring.mean([1.0, 0.0]) == 0.5
+    assert stats.nearest_rank([5.0, 1.0, 3.0, 2.0, 4.0], 50) == 3.0
+    assert stats.nearest_rank([float(value) for value in range(1, 101)], 95) == 95.0
+    assert stats.nearest_rank([7.0], 95) == 7.0
+    assert math.isnan(stats.nearest_rank([], 50))
+    assert stats.mean([1.0, 0.0]) == 0.5
 
 
 def ranks(scoring: ModuleType, specs: list[tuple[str, bool]], file_map: tuple[str, ...] = ()) -> Any:

@@ -1,24 +1,23 @@
-"""The pinned sets of bench/commit_tasks.py: the training set never holds a repository the model is
-evaluated on, and ``commits.py --set`` picks a set with its own files (the dev set's unchanged)."""
+"""The pinned sets of bench/quality/commit_tasks.py: the training set never holds a repository the
+model is evaluated on, and ``commits.py --set`` picks a set with its own files (the dev set's
+unchanged)."""
 
 from __future__ import annotations
 
-import importlib
-from collections.abc import Iterator
 from pathlib import Path
 from types import ModuleType
 
 import pytest
 
+from bench.quality import commit_tasks as commit_tasks_module
+from bench.quality import commits as commits_module
+
 BENCH_DIR = Path(__file__).resolve().parents[2] / "bench"
 
 
 @pytest.fixture(scope="module")
-def bench() -> Iterator[tuple[ModuleType, ModuleType]]:
-    """``commit_tasks`` and ``commits``, imported from bench/ (which is not a package)."""
-    with pytest.MonkeyPatch.context() as patch:
-        patch.syspath_prepend(str(BENCH_DIR))
-        yield importlib.import_module("commit_tasks"), importlib.import_module("commits")
+def bench() -> tuple[ModuleType, ModuleType]:
+    return commit_tasks_module, commits_module
 
 
 def test_the_training_set_shares_no_repository_with_the_dev_set(bench: tuple[ModuleType, ModuleType]) -> None:

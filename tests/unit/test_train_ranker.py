@@ -1,29 +1,24 @@
-"""The ranking trainer (bench/train_ranker.py) on made-up tasks: it learns the signal that tells gold
+"""The ranking trainer (bench/quality/train_ranker.py) on made-up tasks: it learns the signal that tells gold
 from the rest, holds whole repositories out, writes a model smartctx can load, and refuses tasks of
 an evaluation repository."""
 
 from __future__ import annotations
 
-import importlib
 import json
 import random
-from collections.abc import Iterator
 from pathlib import Path
 from types import ModuleType
 from typing import Any
 
 import pytest
 
+from bench.quality import train_ranker
 from smartctx.retrieval.rank_model import RankModel
-
-BENCH_DIR = Path(__file__).resolve().parents[2] / "bench"
 
 
 @pytest.fixture(scope="module")
-def trainer() -> Iterator[ModuleType]:
-    with pytest.MonkeyPatch.context() as patch:
-        patch.syspath_prepend(str(BENCH_DIR))
-        yield importlib.import_module("train_ranker")
+def trainer() -> ModuleType:
+    return train_ranker
 
 
 def made_up_task(rng: random.Random, repo: str) -> dict[str, Any]:

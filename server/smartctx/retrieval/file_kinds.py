@@ -3,7 +3,7 @@
 Vendored copies, generated files, documentation and build or release scripts match a task's words
 as well as the code that needs changing (a vendored urllib3 matches a URL, a release script a PR
 template), so they rank below the project's own code. The vendored, generated and documentation
-patterns are GitHub Linguist's (``linguist_rules.json``, ported by bench/port_linguist_rules.py;
+patterns are GitHub Linguist's (``linguist_rules.json``, ported by scripts/data/port_linguist_rules.py;
 MIT licence), plus a few forms Linguist does not list; ``.gitattributes`` ``linguist-vendored``,
 ``linguist-generated`` and ``linguist-documentation`` marks, which projects already set for GitHub,
 override them either way.

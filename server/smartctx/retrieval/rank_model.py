@@ -3,7 +3,7 @@
 A signal is one fact about a candidate on a fixed scale (a normalised BM25 score, 1 for "the task
 names it", the share of its name's words the task uses); a part is a signal times its weight, and a
 score is the sum of its parts, so every score explains itself part by part. The weights are data:
-``rank_model.json``, written by ``bench/train_ranker.py`` from tasks mined from the history of public
+``rank_model.json``, written by ``bench/quality/train_ranker.py`` from tasks mined from the history of public
 repositories (its ``trainedOn`` names them and their pinned commits), or set by hand. A weight the
 file does not name is 0: the signal is computed and kept, but adds nothing.
 """

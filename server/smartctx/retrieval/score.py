@@ -10,7 +10,7 @@ the parts add up to the score. The editor's focus (``focus.py``: a personalised 
 editor's files) adds parts scaled by each candidate's score before it. A file that is not the
 project's own code (vendored, generated, documentation, build scripts) multiplies the total by its
 kind's factor. Every part is kept in ``parts`` so a pack can say why each item is there; the signals
-are kept too, for training (``bench/rank_features.py``).
+are kept too, for training (``bench/quality/rank_features.py``).
 
 Tests, unless the task is about them, are evidence rather than candidates: a test that matches the
 task votes for the code it calls, imports or subclasses (one graph hop), and takes no slot itself.

@@ -1,11 +1,11 @@
 """What counts as a secret: gitleaks' rule set, ported as data, and the forms of smartctx's own.
 
 Detection is gitleaks' rule set, ported as data (``secret_rules.json`` beside this module names its
-origin, commit and licence; ``bench/port_gitleaks_rules.py`` refreshes it), plus a few forms those
+origin, commit and licence; ``scripts/data/port_gitleaks_rules.py`` refreshes it), plus a few forms those
 rules miss that code written by hand is full of: secret-named assignments with random-looking values
 (kept from smartctx's first redactor, with its entropy check), passwords inside URLs, bearer tokens
 and private key blocks cut off by a pack. The corpus and the figures that chose this set are in
-``bench/secrets_bench.py`` and bench/RESULTS.md. Where the rules run is ``scan.py``'s concern.
+``bench/reliability/secrets_bench.py`` and bench/RESULTS.md. Where the rules run is ``scan.py``'s concern.
 """
 
 from __future__ import annotations
@@ -60,7 +60,7 @@ class _TokenFormat:
 # zeros is still shaped like one, and gitleaks' rules, which check entropy and exact lengths, let it
 # through), and within TOKEN_LENGTH_SLACK characters of the format's length either way (a token one
 # character short or long is still one). The prefixes are specific enough that real code holds them
-# nowhere else; bench/secrets_bench.py counts what they find in real code.
+# nowhere else; bench/reliability/secrets_bench.py counts what they find in real code.
 _PROVIDER_TOKEN_FORMATS = (
     # GitHub: classic personal, OAuth, user-to-server, server-to-server and refresh tokens.
     _TokenFormat(("ghp_", "gho_", "ghu_", "ghs_", "ghr_"), "[0-9A-Za-z]", 36, 36),

@@ -8,7 +8,7 @@ commits, an index file copied without this folder), the writer builds it again f
 ``search_words``.
 
 Scoring follows FTS5's ``bm25()``, which it replaces (architecture.md, *Measured on these machines*,
-``bench/search_engines.py``): one field holds each column's words repeated by the column's weight,
+``bench/latency/search_engines.py``): one field holds each column's words repeated by the column's weight,
 so a term's frequency there is the weighted sum of its counts per column under a single saturation,
 as FTS5 computed it; only the length norm differs (of the weighted text here, of the plain text in
 FTS5). A query is a disjunction of term queries boosted by each term's weight, which tantivy answers

@@ -1,0 +1,1 @@
+"""Latency and memory of a request: in process, over LSP and over MCP, versions side by side."""

@@ -1,0 +1,1 @@
+"""Reliability and safety: fuzzed frames and arguments, hostile files, soaks, secret redaction."""
