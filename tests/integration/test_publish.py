@@ -84,18 +84,9 @@ def make_shop(root: Path) -> Repo:
 def run_index(
     root: Path, index_dir: Path, *args: str, timeout: float = 120
 ) -> subprocess.CompletedProcess[str]:
+    arguments = ["index", str(root), "--index-dir", str(index_dir), "--quiet", *args]
     return subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "smartctx",
-            "index",
-            str(root),
-            "--index-dir",
-            str(index_dir),
-            "--quiet",
-            *args,
-        ],
+        [sys.executable, "-m", "smartctx", *arguments],
         capture_output=True,
         text=True,
         timeout=timeout,

@@ -103,7 +103,7 @@ def publish(
             ).fetchone()
         if existing is not None and existing[1]:
             with reported(address, "pruning earlier commits"), connection.transaction():
-                pruned = _prune(connection, repository, repository_id, int(existing[0]), keep)
+                pruned = _prune(connection, repository, repository_id, keep)
             return PublishReport(repository, commit, True, {}, pruned, time.monotonic() - started_s)
         with reported(address, "registering the commit"), connection.transaction():
             if existing is not None:
@@ -122,7 +122,7 @@ def publish(
                 "UPDATE smartctx.commits SET complete = true, completed_at = clock_timestamp() WHERE id = %s",
                 (commit_id,),
             )
-            pruned = _prune(connection, repository, repository_id, commit_id, keep)
+            pruned = _prune(connection, repository, repository_id, keep)
         return PublishReport(repository, commit, False, rows, pruned, time.monotonic() - started_s)
     finally:
         if not connection.closed and not connection.broken:
@@ -216,21 +216,22 @@ def _repository_id(connection: psycopg.Connection[TupleRow], identity: str) -> i
 
 
 def _prune(
-    connection: psycopg.Connection[TupleRow], repository: str, repository_id: int, current_id: int, keep: int
+    connection: psycopg.Connection[TupleRow], repository: str, repository_id: int, keep: int
 ) -> tuple[str, ...]:
     """Remove the repository's complete commits past the ``keep`` newest, and its incomplete ones whose
-    publisher is gone (no session holds their lock); never ``current_id``. Runs in the caller's
-    transaction, so the commit marked complete and the pruning become visible together."""
+    publisher is gone (no session holds their lock). Runs in the caller's transaction, after the
+    commit just published was marked complete (so it is the newest, and kept): both become visible
+    together. Publishing an older commit again changes nothing of what is kept."""
     stale = connection.execute(
-        "SELECT id, sha FROM smartctx.commits WHERE repository_id = %s AND complete AND id <> %s"
+        "SELECT id, sha FROM smartctx.commits WHERE repository_id = %s AND complete"
         " ORDER BY completed_at DESC, id DESC OFFSET %s",
-        (repository_id, current_id, keep - 1),
+        (repository_id, keep),
     ).fetchall()
     abandoned = [
         (commit_id, sha)
         for commit_id, sha in connection.execute(
-            "SELECT id, sha FROM smartctx.commits WHERE repository_id = %s AND NOT complete AND id <> %s",
-            (repository_id, current_id),
+            "SELECT id, sha FROM smartctx.commits WHERE repository_id = %s AND NOT complete",
+            (repository_id,),
         ).fetchall()
         if _lock_is_free(connection, _publish_lock_key(repository, str(sha)))
     ]
