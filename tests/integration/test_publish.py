@@ -13,6 +13,7 @@ import socket
 import subprocess
 import sys
 import time
+from collections import Counter
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
@@ -32,6 +33,7 @@ from smartctx.store.database import INDEX_FILE_NAME
 from smartctx.store.export import IndexExport, SearchWordsRecord
 from smartctx.store.snapshot import IndexSnapshot
 from smartctx.team.database import connect, parse_url
+from smartctx.team.postings import symbol_documents
 from smartctx.team.publish import COMMIT_TABLES, publish
 
 REPOSITORY = "example.invalid/shop"
@@ -188,6 +190,85 @@ def test_publish_writes_the_commit_index_and_no_source_text(
             assert found == 0, f"{table} holds source text {text!r}"
 
 
+# Planted secrets of the kinds the scanner knows (tests/unit/test_redact.py): a password in a URL in
+# a docstring and in a default argument, a secret-named assignment, an AWS-style key in a string.
+PASSWORD_URL = "postgres://app:Wombat5Secret9@db.internal/app"
+CLIENT_SECRET = "Pl4typusQx9Lm2Zt"
+AWS_KEY = "AKIAQUOKKAZEBRAXYZ27"
+LEDGER = (
+    f'"""The ledger, kept in {PASSWORD_URL}."""\n'
+    "\n"
+    f'CLIENT_SECRET = "{CLIENT_SECRET}"\n'
+    "\n"
+    "\n"
+    f'def connect(url="{PASSWORD_URL}"):\n'
+    "    return url\n"
+    "\n"
+    "\n"
+    "def upload(report):\n"
+    f'    """Send the report to {PASSWORD_URL}."""\n'
+    f'    return send(report, key="{AWS_KEY}", region="eu-west-1")\n'
+    "\n"
+    "\n"
+    "def send(report, key, region):\n"
+    "    return (report, key, region)\n"
+)
+# What of each secret could be recognised in a column or a term, whole or in pieces.
+SECRET_PIECES = ("wombat", "pl4typus", "typus", "qx9lm", "quokkazebra", "akiaquokka")
+
+
+def test_published_text_and_terms_hold_no_secret(
+    tmp_path: Path, postgres_url: str, database: Database
+) -> None:
+    repo = Repo(tmp_path / "ledger")
+    repo.write("app/ledger.py", LEDGER)
+    repo.commit("ledger")
+
+    result = run_publish(repo.root, tmp_path / "index", postgres_url)
+
+    assert result.returncode == 0, result.stderr
+    text_columns = database.execute(
+        "SELECT table_name, column_name FROM information_schema.columns WHERE table_schema = 'smartctx'"
+        " AND data_type IN ('text', 'character varying')"
+    ).fetchall()
+    assert ("symbol_postings", "term") in text_columns and ("nodes", "doc") in text_columns
+    for table, column in text_columns:
+        for piece in SECRET_PIECES:
+            found = scalar(
+                database, f"SELECT count(*) FROM smartctx.{table} WHERE {column} ILIKE %s", f"%{piece}%"
+            )
+            assert found == 0, f"smartctx.{table}.{column} holds {piece!r} of a planted secret"
+    names = {str(name) for (name,) in database.execute("SELECT name FROM smartctx.nodes").fetchall()}
+    assert {"connect", "upload", "send"} <= names
+    docs = dict(database.execute("SELECT name, doc FROM smartctx.nodes").fetchall())
+    assert docs["upload"] == "Send the report to postgres://app:[REDACTED]@db.internal/app."
+    # A body's terms and weights are the local engine's, less the secrets' words alone.
+    upload_id, upload_length = database.execute(
+        "SELECT n.node_id, l.length FROM smartctx.nodes n JOIN smartctx.symbol_lengths l"
+        " ON l.commit_id = n.commit_id AND l.node_id = n.node_id WHERE n.name = 'upload'"
+    ).fetchone() or (None, None)
+    published = Counter(
+        dict(
+            database.execute(
+                "SELECT term, frequency FROM smartctx.symbol_postings WHERE node_id = %s", (upload_id,)
+            ).fetchall()
+        )
+    )
+    with IndexExport(tmp_path / "index" / INDEX_FILE_NAME) as export:
+        local = next(
+            document
+            for record in export.search_words()
+            for node_id, document in symbol_documents(record)
+            if node_id == upload_id
+        )
+    # The password's words twice (the doc, and the docstring's line in the body), the key's once.
+    secret_words = Counter({"wombat5secret9": 2, "wombat": 2, "5": 2, "secret": 2, "9": 2})
+    secret_words += Counter({"akiaquokkazebraxyz27": 1, "akiaquokkazebraxyz": 1, "27": 1})
+    assert published == Counter(local.frequencies) - secret_words
+    assert upload_length == local.length - secret_words.total()
+    assert published["region"] == 1 and published["upload"] >= 10
+
+
 def test_publishing_a_commit_again_writes_nothing(
     tmp_path: Path, postgres_url: str, database: Database
 ) -> None:
@@ -227,7 +308,16 @@ def test_a_publish_that_fails_partway_leaves_no_visible_commit(
         _ExportThatFails(tmp_path / "index" / INDEX_FILE_NAME) as export,
         pytest.raises(OSError, match="disk went away"),
     ):
-        publish(connection, address, export, repository=REPOSITORY, commit=head, keep=5, smartctx_version="t")
+        publish(
+            connection,
+            address,
+            export,
+            root=repo.root,
+            repository=REPOSITORY,
+            commit=head,
+            keep=5,
+            smartctx_version="t",
+        )
     abandoned = commit_id(database, head)
     assert complete_commits(database) == []
     assert rows_per_table(database, abandoned)["nodes"] > 0, (

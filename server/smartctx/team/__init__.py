@@ -2,8 +2,10 @@
 
 ``smartctx index --publish URL`` copies the local index of the checked-out commit into PostgreSQL
 (publish.py), keyed by repository and commit, with no source text: editors read bodies from their
-own checkout. This package reads a local index through ``store.export`` and git through
-``history.git``; it never parses, and it is the only code that speaks to PostgreSQL.
+own checkout, and every text and search term it writes is redacted first (redacted.py). This
+package reads a local index through ``store.export``, git through ``history.git`` and the
+checkout's files only to redact their search words; it never parses, and it is the only code that
+speaks to PostgreSQL.
 """
 
 

@@ -11,6 +11,8 @@ The rules (architecture.md, *The team index*):
 * **One publisher per commit.** A session-level advisory lock on (repository, commit) is held for the
   whole publish; PostgreSQL releases it when the session ends, however it ends, so a killed publisher
   never blocks the next one. A second publisher of the same commit meanwhile is refused.
+* **Redacted.** Publishing is an exit: every text column and every search term passes the secret
+  redaction first (redacted.py).
 * **Pruned by a stated policy.** After each publish the repository keeps its ``keep`` newest complete
   commits (by when they were completed); older ones go, and so do incomplete ones no publisher holds.
 """
@@ -21,6 +23,7 @@ import hashlib
 import time
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 
 import psycopg
 from psycopg import sql
@@ -37,6 +40,14 @@ from smartctx.store.export import (
 )
 from smartctx.team.database import DatabaseAddress, TeamDatabaseError, ensure_schema, reported
 from smartctx.team.postings import file_document, symbol_documents
+from smartctx.team.redacted import (
+    FILE_TEXT,
+    FOLDED_TEXT,
+    NODE_TEXT,
+    REF_TEXT,
+    RedactedSearchWords,
+    redacted_rows,
+)
 
 # Complete commits a repository keeps by default (``--keep``): the default branch's last few, enough
 # for an editor a few commits behind to find an ancestor.
@@ -74,13 +85,14 @@ def publish(
     address: DatabaseAddress,
     export: IndexExport,
     *,
+    root: Path,
     repository: str,
     commit: str,
     keep: int,
     smartctx_version: str,
 ) -> PublishReport:
-    """Write ``export`` as ``commit`` of ``repository``, then prune; ``connection`` is in autocommit
-    mode (each step is its own transaction)."""
+    """Write ``export``, the index of the checkout at ``root``, as ``commit`` of ``repository``, then
+    prune; ``connection`` is in autocommit mode (each step is its own transaction)."""
     if keep < 1:
         raise ValueError("keep must be at least 1")
     started_s = time.monotonic()
@@ -116,7 +128,7 @@ def publish(
             ).fetchone()
         assert created is not None
         commit_id = int(created[0])
-        rows = _write_rows(connection, address, export, commit_id)
+        rows = _write_rows(connection, address, export, root, commit_id)
         with reported(address, "marking the commit complete"), connection.transaction():
             connection.execute(
                 "UPDATE smartctx.commits SET complete = true, completed_at = clock_timestamp() WHERE id = %s",
@@ -130,24 +142,29 @@ def publish(
 
 
 def _write_rows(
-    connection: psycopg.Connection[TupleRow], address: DatabaseAddress, export: IndexExport, commit_id: int
+    connection: psycopg.Connection[TupleRow],
+    address: DatabaseAddress,
+    export: IndexExport,
+    root: Path,
+    commit_id: int,
 ) -> dict[str, int]:
-    """Copy every table of ``export`` under ``commit_id``, one transaction per table."""
+    """Copy every table of ``export`` under ``commit_id``, one transaction per table, redacted."""
     rows: dict[str, int] = {}
     copies: tuple[tuple[str, tuple[str, ...], Iterable[Sequence[object]]], ...] = (
-        ("files", FileRecord._fields, export.files()),
-        ("nodes", NodeRecord._fields, export.nodes()),
+        ("files", FileRecord._fields, redacted_rows(export.files(), FileRecord._fields, FILE_TEXT)),
+        ("nodes", NodeRecord._fields, redacted_rows(export.nodes(), NodeRecord._fields, NODE_TEXT)),
         ("scores", ScoreRecord._fields, export.scores()),
         ("edges", EdgeRecord._fields, export.edges()),
-        ("refs", RefRecord._fields, export.refs()),
-        ("folded", FoldedRecord._fields, export.folded()),
+        ("refs", RefRecord._fields, redacted_rows(export.refs(), RefRecord._fields, REF_TEXT)),
+        ("folded", FoldedRecord._fields, redacted_rows(export.folded(), FoldedRecord._fields, FOLDED_TEXT)),
     )
     for table, columns, records in copies:
         rows[table] = _copy(connection, address, commit_id, table, columns, records)
+    search_words = RedactedSearchWords(export, root)
     symbol_lengths: list[tuple[int, int]] = []
 
     def symbol_postings() -> Iterable[tuple[str, int, int]]:
-        for record in export.search_words():
+        for record in search_words.records():
             for node_id, document in symbol_documents(record):
                 symbol_lengths.append((node_id, document.length))
                 for term, frequency in document.frequencies.items():
@@ -162,7 +179,7 @@ def _write_rows(
     file_lengths: list[tuple[int, int]] = []
 
     def file_postings() -> Iterable[tuple[str, int, int]]:
-        for record in export.search_words():
+        for record in search_words.records():
             document = file_document(record)
             file_lengths.append((record.file_id, document.length))
             for term, frequency in document.frequencies.items():

@@ -55,6 +55,7 @@ class Publisher:
                 self.connection,
                 self.address,
                 export,
+                root=self.root,
                 repository=self.repository,
                 commit=self.commit,
                 keep=self.keep,
