@@ -1,11 +1,16 @@
-"""Options and fixtures shared by every test: an isolated cache folder, --update-golden."""
+"""Options and fixtures shared by every test: an isolated cache folder, --update-golden, a throw-away
+PostgreSQL server (started once, on first use) with a fresh database per test."""
 
 from __future__ import annotations
 
+import itertools
+import os
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+
+import postgres_server
 
 UPDATE_GOLDEN_OPTION = "--update-golden"
 
@@ -31,3 +36,48 @@ def isolated_cache(
     cache = tmp_path_factory.mktemp("cache")
     monkeypatch.setenv("SMARTCTX_CACHE_DIR", str(cache))
     yield cache
+
+
+@pytest.fixture(scope="session")
+def postgres() -> Iterator[postgres_server.PostgresServer]:
+    """A PostgreSQL server of the machine's own binaries for this test session, stopped after it.
+
+    Without the binaries (or psycopg) the tests that use it skip, saying what to install; with
+    SMARTCTX_REQUIRE_POSTGRES set, as CI sets it in .ci/run, they fail instead.
+    """
+    required = bool(os.environ.get(postgres_server.REQUIRE_VARIABLE))
+    missing: str | None = None
+    try:
+        import psycopg  # noqa: F401
+    except ImportError:
+        missing = "the psycopg driver is not installed: pip install -e '.[dev]'"
+    server: postgres_server.PostgresServer | None = None
+    if missing is None:
+        try:
+            server = postgres_server.start()
+        except postgres_server.PostgresUnavailableError as error:
+            missing = str(error)
+    if server is None:
+        if required:
+            pytest.fail(
+                f"{missing} ({postgres_server.REQUIRE_VARIABLE} is set, so this fails rather than skips)"
+            )
+        pytest.skip(f"no PostgreSQL for these tests: {missing}")
+    yield server
+    server.stop()
+
+
+_database_numbers = itertools.count(1)
+
+
+@pytest.fixture
+def postgres_url(postgres: postgres_server.PostgresServer) -> Iterator[str]:
+    """The URL of a new, empty database on the session's server, as its superuser; dropped after."""
+    import psycopg
+
+    name = f"test_{next(_database_numbers)}"
+    with psycopg.connect(postgres.url(), autocommit=True) as connection:
+        connection.execute(f"CREATE DATABASE {name}")
+    yield postgres.url(name)
+    with psycopg.connect(postgres.url(), autocommit=True) as connection:
+        connection.execute(f"DROP DATABASE {name} WITH (FORCE)")

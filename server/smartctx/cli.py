@@ -20,6 +20,7 @@ import time
 from collections.abc import Sequence
 from importlib.metadata import version
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from tqdm import tqdm
 
@@ -61,6 +62,11 @@ from smartctx.secrets.redaction import redact, redact_tree
 from smartctx.store.database import INDEX_FILE_NAME, IndexUnavailableError, check_index
 from smartctx.store.index_store import IndexStore, default_index_dir, index_size_bytes
 from smartctx.store.snapshot import IndexSnapshot
+from smartctx.team import PublishError
+
+if TYPE_CHECKING:
+    from smartctx.team.publish import PublishReport
+    from smartctx.team.publisher import Publisher
 
 EXIT_OK = 0
 EXIT_FAILURE = 1
@@ -82,7 +88,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     logging.basicConfig(level=logging.WARNING, handlers=[stderr])
     try:
         result: int = args.handler(args)
-    except (UserError, IndexUnavailableError) as error:
+    except (UserError, IndexUnavailableError, PublishError) as error:
         print(redact(f"smartctx: error: {error}")[0], file=sys.stderr)
         return EXIT_FAILURE
     except KeyboardInterrupt:
@@ -114,6 +120,25 @@ def _argument_parser() -> argparse.ArgumentParser:
     )
     index.add_argument("--quiet", action="store_true", help="no progress bar")
     _add_wait_argument(index)
+    team = index.add_argument_group(
+        "publishing for a team", "write the index of the checked-out commit into PostgreSQL (smartctx[team])"
+    )
+    team.add_argument(
+        "--publish",
+        metavar="URL",
+        help="then publish the commit's index to this database: postgresql://USER@HOST:PORT/DATABASE",
+    )
+    team.add_argument(
+        "--repository",
+        metavar="NAME",
+        help="the repository's name there (default: the origin remote's host/path)",
+    )
+    team.add_argument(
+        "--keep",
+        type=_positive_int,
+        metavar="N",
+        help="published commits of the repository to keep, newest first (default 5)",
+    )
     index.set_defaults(handler=_index_command)
 
     context = commands.add_parser(
@@ -333,14 +358,19 @@ def _index_dir(root: Path, given: Path | None) -> Path:
     return given.expanduser().absolute() if given is not None else default_index_dir(root)
 
 
+def _try_claim(lock: WriterLock) -> bool:
+    """Whether this process holds the lock to write the index now."""
+    try:
+        return lock.try_acquire()
+    except OSError as error:
+        raise UserError(f"cannot create index folder {lock.index_dir}: {error.strerror}") from None
+
+
 def _claim(lock: WriterLock, root: Path, wait_s: float, quiet: bool) -> bool:
     """Whether this process may write the index: True once it holds the lock (now, or after the
     writer it waited for went away); False when another process writes it and it can be read."""
-    try:
-        if lock.try_acquire():
-            return True
-    except OSError as error:
-        raise UserError(f"cannot create index folder {lock.index_dir}: {error.strerror}") from None
+    if _try_claim(lock):
+        return True
     with tqdm(
         desc="waiting for the first index",
         unit=" files",
@@ -406,8 +436,28 @@ def _writer_pending(index_dir: Path) -> int:
 
 def _index_command(args: argparse.Namespace) -> int:
     root = _workspace(args.path)
+    if args.publish is None:
+        if args.repository is not None or args.keep is not None:
+            raise UserError("--repository and --keep go with --publish URL")
+        return _index(root, args, None)
+    publisher = _open_publisher(root, args)
+    try:
+        return _index(root, args, publisher)
+    finally:
+        publisher.close()
+
+
+def _index(root: Path, args: argparse.Namespace, publisher: Publisher | None) -> int:
+    """Index ``root`` (or report on the index another process keeps), then publish it if asked."""
     with WriterLock(_index_dir(root, args.index_dir)) as lock:
-        if not _claim(lock, root, args.wait, args.quiet):
+        if publisher is not None:
+            if not _try_claim(lock):
+                raise UserError(
+                    f"--publish indexes the commit itself, but {_writer_name(lock.index_dir)} keeps this"
+                    " folder's index (and may hold unsaved editor buffers): close it, or pass --index-dir"
+                    " with a folder of its own"
+                )
+        elif not _claim(lock, root, args.wait, args.quiet):
             with IndexSnapshot(lock.index_dir / INDEX_FILE_NAME) as snapshot:
                 print(_summary(root, snapshot, lock.index_dir, None))
             return EXIT_OK
@@ -417,9 +467,37 @@ def _index_command(args: argparse.Namespace) -> int:
             report = _reconcile(root, store, config, args.quiet)
             with store.snapshot() as snapshot:
                 print(_summary(root, snapshot, lock.index_dir, report))
+            if publisher is not None:
+                published = publisher.publish(lock.index_dir / INDEX_FILE_NAME, version("smartctx"))
+                print(_published_line(published, publisher))
         finally:
             store.close()
     return EXIT_OK
+
+
+def _open_publisher(root: Path, args: argparse.Namespace) -> Publisher:
+    # Imported here: only --publish needs the PostgreSQL driver (smartctx[team]).
+    try:
+        from smartctx.team.publisher import Publisher
+    except ModuleNotFoundError as error:
+        if error.name is None or not error.name.startswith("psycopg"):
+            raise
+        raise UserError("--publish needs the PostgreSQL driver: pip install 'smartctx[team]'") from None
+    return Publisher(root, args.publish, args.repository, args.keep)
+
+
+def _published_line(report: PublishReport, publisher: Publisher) -> str:
+    target = f"commit {report.commit[:12]} of {report.repository} to {publisher.address.display}"
+    pruned = f"; removed {len(report.pruned):,} older" if report.pruned else ""
+    if report.already_published:
+        return f"published  {target} already; nothing written{pruned}"
+    rows = report.rows
+    return (
+        f"published  {target} in {report.seconds:.1f} s: {rows['files']:,} files,"
+        f" {rows['nodes']:,} definitions, {rows['edges']:,} edges,"
+        f" {rows['symbol_postings'] + rows['file_postings']:,} postings; keeping the newest"
+        f" {publisher.keep}{pruned}"
+    )
 
 
 def _context_command(args: argparse.Namespace) -> int:

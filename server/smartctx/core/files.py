@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass
 from itertools import accumulate
 
@@ -79,3 +80,25 @@ def span_digest(data: bytes, offsets: list[int], start_line: int, end_line: int)
     end = min(end_line, len(offsets) - 1)
     start = min(start_line - 1, end)
     return hashlib.blake2b(memoryview(data)[offsets[start] : offsets[end]], digest_size=8).hexdigest()
+
+
+def content_hash(data: bytes) -> str:
+    """A file's content hash as the index stores it."""
+    return hashlib.blake2b(data, digest_size=16).hexdigest()
+
+
+def own_texts(data: bytes, offsets: list[int], spans: Sequence[tuple[int, int]]) -> tuple[str, ...]:
+    """For each (start line, end line) span of a file's definitions, the text of the lines whose
+    innermost enclosing definition it is: what a definition's body words are made from (store/rows.py),
+    and what a publish reads again to redact them (team/redacted.py)."""
+    line_count = len(offsets) - 1
+    owner = [0] * (line_count + 1)
+    # Outer definitions first, so inner ones overwrite the lines they hold.
+    order = sorted(range(len(spans)), key=lambda i: (spans[i][0], -spans[i][1]))
+    for index in order:
+        start, end = spans[index][0], min(spans[index][1], line_count)
+        owner[start : end + 1] = [index] * max(0, end + 1 - start)
+    owned: list[list[bytes]] = [[] for _ in spans]
+    for line in range(1, line_count + 1):
+        owned[owner[line]].append(data[offsets[line - 1] : offsets[line]])
+    return tuple(b"".join(lines).decode("utf-8", "replace") for lines in owned)

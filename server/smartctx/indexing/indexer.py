@@ -17,9 +17,9 @@ from dataclasses import dataclass, field
 from itertools import chain, islice
 from pathlib import Path
 
-from smartctx.core.files import FileState
+from smartctx.core.files import FileState, content_hash
 from smartctx.indexing.git import git_head
-from smartctx.indexing.parser_pool import ParseResults, content_hash, parse_content, parse_files, worker_count
+from smartctx.indexing.parser_pool import ParseResults, parse_content, parse_files, worker_count
 from smartctx.indexing.scanner import (
     IgnoreRules,
     ScanConfig,

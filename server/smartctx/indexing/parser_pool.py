@@ -10,7 +10,6 @@ editor buffers, are parsed in this process, by the same rules.
 
 from __future__ import annotations
 
-import hashlib
 import multiprocessing
 import os
 import threading
@@ -20,7 +19,7 @@ from concurrent.futures import ProcessPoolExecutor
 from itertools import chain
 from pathlib import Path
 
-from smartctx.core.files import FileEntry, IndexedFile, line_offsets, span_digest
+from smartctx.core.files import FileEntry, IndexedFile, content_hash, line_offsets, own_texts, span_digest
 from smartctx.core.model import Span, Symbol, SymbolKind
 from smartctx.indexing.scanner import SkipReason, classify_content
 from smartctx.parsing.extract import SourceParser
@@ -34,10 +33,6 @@ FILES_PER_TASK = 32
 MIN_FILES_FOR_WORKERS = 300
 # How often a parser worker checks that the indexer that started it is still alive.
 PARENT_CHECK_INTERVAL_S = 0.5
-
-
-def content_hash(data: bytes) -> str:
-    return hashlib.blake2b(data, digest_size=16).hexdigest()
 
 
 def build_indexed_file(
@@ -73,26 +68,12 @@ def build_indexed_file(
         symbol_hashes=tuple(
             span_digest(data, offsets, symbol.span.start_line, symbol.span.end_line) for symbol in symbols
         ),
-        own_texts=_own_texts(data, offsets, symbols),
+        own_texts=own_texts(
+            data, offsets, [(symbol.span.start_line, symbol.span.end_line) for symbol in symbols]
+        ),
         references=result.references,
         folded=result.folded,
     )
-
-
-def _own_texts(data: bytes, offsets: list[int], symbols: tuple[Symbol, ...]) -> tuple[str, ...]:
-    """For each symbol, the text of the lines whose innermost enclosing definition it is."""
-    line_count = len(offsets) - 1
-    owner = [0] * (line_count + 1)
-    # Outer definitions first, so inner ones overwrite the lines they hold.
-    order = sorted(range(len(symbols)), key=lambda i: (symbols[i].span.start_line, -symbols[i].span.end_line))
-    for index in order:
-        span = symbols[index].span
-        end = min(span.end_line, line_count)
-        owner[span.start_line : end + 1] = [index] * max(0, end + 1 - span.start_line)
-    owned: list[list[bytes]] = [[] for _ in symbols]
-    for line in range(1, line_count + 1):
-        owned[owner[line]].append(data[offsets[line - 1] : offsets[line]])
-    return tuple(b"".join(lines).decode("utf-8", "replace") for lines in owned)
 
 
 def worker_count(configured: int | None, jobs: int) -> int:

@@ -396,7 +396,9 @@ def _deleted_counted(searcher: tantivy.Searcher, generation: int | None) -> int:
     return max(0, int(searcher.doc_freq("marker", _ROW)) - _live_rows(searcher, generation))
 
 
-def _stored_rows(db: sqlite3.Connection) -> Iterator[tuple[int, array[int], str, list[NodeWords]]]:
+def stored_rows(db: sqlite3.Connection) -> Iterator[tuple[int, array[int], str, list[NodeWords]]]:
+    """Each file's search words as stored: (file id, its nodes' ids, its path's words, each node's
+    five search columns), by file id."""
     for file_id, packed_ids, packed_words in db.execute(
         "SELECT file_id, node_ids, words FROM search_words ORDER BY file_id"
     ):
@@ -409,7 +411,7 @@ def _stored_rows(db: sqlite3.Connection) -> Iterator[tuple[int, array[int], str,
 def all_rows(db: sqlite3.Connection) -> LexicalChanges:
     """Every row of ``search_words`` that ``db`` sees, as changes that add them."""
     changes = LexicalChanges()
-    for file_id, node_ids, path_words, nodes in _stored_rows(db):
+    for file_id, node_ids, path_words, nodes in stored_rows(db):
         changes.files.append((file_id, file_text(nodes, path_words)))
         changes.symbols.extend(
             (node_id, file_id, symbol_text(words, path_words))

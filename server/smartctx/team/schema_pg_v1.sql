@@ -1,0 +1,143 @@
+-- smartctx's published indexes in PostgreSQL, schema version 1 (the version is in the file name, and
+-- in smartctx.schema_version with a digest of this text, so a smartctx never writes a schema it does
+-- not know). Everything lives in the schema "smartctx".
+--
+-- One row of "commits" per published (repository, commit); every other table holds rows of one
+-- commit, keyed by its id, with the ids of the local index it was copied from (store/export.py).
+-- A commit's rows are written while its "complete" is false and become visible to readers in the one
+-- transaction that sets it; a reader only ever looks at complete commits. No table holds source text:
+-- names, signatures, first doc paragraphs and search terms only.
+--
+-- No foreign keys: a commit's rows are written by bulk copy and removed by commit id (publish.py),
+-- and a per-row check would slow the copy for a guarantee the writer already gives.
+
+CREATE SCHEMA IF NOT EXISTS smartctx;
+
+CREATE TABLE smartctx.schema_version (
+    version integer PRIMARY KEY,
+    digest text NOT NULL,
+    created_at timestamptz NOT NULL DEFAULT now()
+);
+
+CREATE TABLE smartctx.repositories (
+    id bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+    identity text NOT NULL UNIQUE       -- host/path of the origin remote, or the name given
+);
+
+CREATE TABLE smartctx.commits (
+    id bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+    repository_id bigint NOT NULL,
+    sha text NOT NULL,
+    complete boolean NOT NULL DEFAULT false,
+    started_at timestamptz NOT NULL DEFAULT clock_timestamp(),
+    completed_at timestamptz,
+    smartctx_version text NOT NULL,
+    UNIQUE (repository_id, sha)
+);
+CREATE INDEX commits_newest ON smartctx.commits (repository_id, completed_at DESC) WHERE complete;
+
+CREATE TABLE smartctx.files (
+    commit_id bigint NOT NULL,
+    file_id integer NOT NULL,
+    path text NOT NULL,                 -- repository-relative, POSIX separators
+    language text NOT NULL,
+    size_bytes bigint NOT NULL,
+    content_hash text NOT NULL,         -- blake2b-128 hex of the bytes: an editor's differing file is overlaid
+    line_count integer NOT NULL,
+    has_errors boolean NOT NULL,
+    PRIMARY KEY (commit_id, file_id)
+);
+CREATE UNIQUE INDEX files_path ON smartctx.files (commit_id, path);
+
+CREATE TABLE smartctx.nodes (
+    commit_id bigint NOT NULL,
+    node_id integer NOT NULL,
+    file_id integer NOT NULL,
+    parent_id integer,
+    kind text NOT NULL,
+    name text NOT NULL,
+    qualified_name text NOT NULL,
+    start_line integer NOT NULL,
+    end_line integer NOT NULL,
+    signature text NOT NULL,
+    doc text NOT NULL,
+    content_hash text NOT NULL,
+    PRIMARY KEY (commit_id, node_id)
+);
+CREATE INDEX nodes_file ON smartctx.nodes (commit_id, file_id);
+CREATE INDEX nodes_name ON smartctx.nodes (commit_id, name);
+
+CREATE TABLE smartctx.scores (
+    commit_id bigint NOT NULL,
+    node_id integer NOT NULL,
+    pagerank double precision NOT NULL,
+    usage double precision NOT NULL,
+    PRIMARY KEY (commit_id, node_id)
+);
+
+CREATE TABLE smartctx.edges (
+    commit_id bigint NOT NULL,
+    src_id integer NOT NULL,
+    dst_id integer NOT NULL,
+    kind text NOT NULL,
+    confidence double precision NOT NULL,
+    ref_id integer                      -- the reference it was resolved from; none for contains-edges
+);
+CREATE INDEX edges_src ON smartctx.edges (commit_id, src_id);
+CREATE INDEX edges_dst ON smartctx.edges (commit_id, dst_id);
+
+-- Every reference as parsed, resolved or not: an editor's overlay resolves its own references against
+-- the base, and the base's references into a file it overlays again.
+CREATE TABLE smartctx.refs (
+    commit_id bigint NOT NULL,
+    ref_id integer NOT NULL,
+    file_id integer NOT NULL,
+    source_id integer NOT NULL,
+    kind text NOT NULL,
+    name text NOT NULL,
+    key text NOT NULL,
+    line integer NOT NULL,
+    PRIMARY KEY (commit_id, ref_id)
+);
+CREATE INDEX refs_key ON smartctx.refs (commit_id, key);
+
+CREATE TABLE smartctx.folded (
+    commit_id bigint NOT NULL,
+    file_id integer NOT NULL,
+    holder_id integer NOT NULL,
+    name text NOT NULL,
+    line integer NOT NULL
+);
+CREATE INDEX folded_name ON smartctx.folded (commit_id, name);
+
+-- What lexical search needs, for BM25 as the local engine scores it (store/lexical.py): each term's
+-- frequency in each definition's and each file's weighted words, and each one's length in words.
+CREATE TABLE smartctx.symbol_postings (
+    commit_id bigint NOT NULL,
+    term text NOT NULL,
+    node_id integer NOT NULL,
+    frequency integer NOT NULL,
+    PRIMARY KEY (commit_id, term, node_id)
+);
+
+CREATE TABLE smartctx.symbol_lengths (
+    commit_id bigint NOT NULL,
+    node_id integer NOT NULL,
+    length integer NOT NULL,
+    PRIMARY KEY (commit_id, node_id)
+);
+
+CREATE TABLE smartctx.file_postings (
+    commit_id bigint NOT NULL,
+    term text NOT NULL,
+    file_id integer NOT NULL,
+    frequency integer NOT NULL,
+    PRIMARY KEY (commit_id, term, file_id)
+);
+
+CREATE TABLE smartctx.file_lengths (
+    commit_id bigint NOT NULL,
+    file_id integer NOT NULL,
+    length integer NOT NULL,
+    PRIMARY KEY (commit_id, file_id)
+);
