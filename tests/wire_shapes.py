@@ -1,7 +1,8 @@
-"""Checks JSON values against the TypedDicts of ``smartctx.lsp.protocol``, field by field.
+"""Checks JSON values against the TypedDicts of ``smartctx.wire.shapes`` (and of
+``smartctx.lsp.protocol``), field by field.
 
-protocol.py documents the wire shapes and the client mirrors them (client-vscode/src/lsp_ext.ts);
-these checks keep the server's real output equal to what protocol.py says.
+Those modules document the wire shapes and the client mirrors them (client-vscode/src/lsp_ext.ts);
+these checks keep the server's real output equal to what they say.
 """
 
 from __future__ import annotations
@@ -20,7 +21,7 @@ def assert_matches(value: Any, shape: Any, where: str = "$") -> None:
         assert not missing, f"{where}: {shape.__name__} lacks {sorted(missing)}"
         unknown = value.keys() - hints.keys()
         assert not unknown, (
-            f"{where}: {shape.__name__} has keys protocol.py does not declare: {sorted(unknown)}"
+            f"{where}: {shape.__name__} has keys its TypedDict does not declare: {sorted(unknown)}"
         )
         for key, item in value.items():
             assert_matches(item, hints[key], f"{where}.{key}")

@@ -112,8 +112,12 @@ def worker(root: Path, index_dir: Path, budget: int) -> None:
     from smartctx.core.context import ContextOptions, ContextRequest
     from smartctx.core.tokens import TokenCounter
     from smartctx.indexing.sources import WorkspaceSources
-    from smartctx.output.pack_json import pack_to_wire
     from smartctx.retrieval.pipeline import build_context
+
+    try:  # the version's own conversion: smartctx.wire since issue 25
+        from smartctx.wire.convert import pack_to_wire
+    except ImportError:  # before: smartctx.output
+        from smartctx.output.pack_json import pack_to_wire  # type: ignore[no-redef]
 
     store = indexed_store(root, index_dir)
     sources = WorkspaceSources(root)

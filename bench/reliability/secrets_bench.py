@@ -40,11 +40,11 @@ from smartctx.core.context import ContextOptions, ContextRequest
 from smartctx.core.tokens import TokenCounter
 from smartctx.history.changes import GitHistory
 from smartctx.indexing.sources import WorkspaceSources
-from smartctx.output.pack_json import pack_to_wire
 from smartctx.retrieval.pipeline import build_context
 from smartctx.retrieval.symbols import expand_node
 from smartctx.secrets import redaction, scan
 from smartctx.secrets.rules import REDACTED
+from smartctx.wire.convert import pack_to_wire
 
 PIECE_CHARS = 8
 

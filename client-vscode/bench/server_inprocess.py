@@ -23,8 +23,11 @@ from pathlib import Path
 from smartctx.core.context import ContextOptions
 from smartctx.lsp.convert import context_requests
 from smartctx.lsp.hover import hover_markdown
-from smartctx.output.pack_json import pack_to_wire
 
+try:  # since every front end shares it: smartctx.wire
+    from smartctx.wire.convert import pack_to_wire
+except ImportError:  # before: smartctx.output
+    from smartctx.output.pack_json import pack_to_wire  # type: ignore[no-redef]
 try:  # since the MCP server shares it: smartctx.live
     from smartctx.live.tasks import BackgroundTasks
     from smartctx.live.workspace import Workspace

@@ -1,6 +1,7 @@
-// The custom smartctx protocol, mirrored from server/smartctx/lsp/protocol.py: method names, codes
-// and wire shapes. This is the only file of the client that knows them; test/unit/drift.test.ts
-// fails when it and protocol.py disagree, so change both together.
+// The custom smartctx protocol, mirrored from the server's definition of it: the wire shapes and
+// option names of server/smartctx/wire/ (shapes.py, options.py) and the method names, codes, params
+// and settings of server/smartctx/lsp/protocol.py. This is the only file of the client that knows
+// them; test/unit/drift.test.ts fails when it and the server disagree, so change both together.
 import * as lc from "vscode-languageserver-protocol";
 
 export const CONTEXT_FOR_TASK = "smartctx/contextForTask";
@@ -20,7 +21,7 @@ export const UNKNOWN_FIELD_WARNING = "unknown-field";
 // send it or a later one in capabilities.experimental.smartctx.protocolVersion (none sent: 0).
 export const PROTOCOL_VERSION = 2;
 
-// The camelCase option names of contextForTask (protocol.py OPTION_FIELDS). budgetTokens is counted
+// The camelCase option names of contextForTask (wire/options.py OPTION_FIELDS). budgetTokens is counted
 // exactly with `tokenizer`; with tokenScale it is stated in a reader's tokens, that many per
 // tokenizer token, and the pack is made in floor(budgetTokens / tokenScale) tokenizer tokens (its
 // budgetTokens). tokenModel names that reader; the pack's metadata repeats both.

@@ -55,7 +55,6 @@ from smartctx.live.sharing import (
 )
 from smartctx.live.status import StatusCounts, WriterInfo
 from smartctx.lsp.framing import DEFAULT_MAX_BODY_BYTES
-from smartctx.output.pack_json import pack_to_wire
 from smartctx.retrieval.pipeline import build_context
 from smartctx.secrets.log_format import RedactingFormatter
 from smartctx.secrets.redaction import redact, redact_tree
@@ -63,6 +62,7 @@ from smartctx.store.database import INDEX_FILE_NAME, IndexUnavailableError, chec
 from smartctx.store.index_store import IndexStore, default_index_dir, index_size_bytes
 from smartctx.store.snapshot import IndexSnapshot
 from smartctx.team import PublishError
+from smartctx.wire.convert import pack_to_wire
 
 if TYPE_CHECKING:
     from smartctx.team.publish import PublishReport

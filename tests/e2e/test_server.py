@@ -19,9 +19,8 @@ from smartctx.lsp.protocol import (
     PROTOCOL_VERSION,
     REINDEX_COMMAND,
     ExperimentalCapabilities,
-    IndexStatus,
-    WireContextPack,
 )
+from smartctx.wire.shapes import IndexStatus, WireContextPack
 from wire_shapes import assert_matches
 
 pytestmark = pytest.mark.asyncio

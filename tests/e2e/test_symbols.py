@@ -17,8 +17,8 @@ from smartctx.lsp.protocol import (
     CONTEXT_FOR_SYMBOL_COMMAND,
     EXPAND,
     INDEX_STATUS,
-    WireNode,
 )
+from smartctx.wire.shapes import WireNode
 from wire_shapes import assert_matches
 
 pytestmark = pytest.mark.asyncio

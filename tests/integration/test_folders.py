@@ -13,10 +13,10 @@ from smartctx.core.context import ContextOptions, ContextPack, ContextRequest
 from smartctx.core.tokens import TokenCounter
 from smartctx.indexing.indexer import IndexConfig, Indexer
 from smartctx.indexing.sources import WorkspaceSources
-from smartctx.lsp.protocol import WireContextPack
-from smartctx.output.pack_json import pack_to_wire
 from smartctx.retrieval.folders import FolderIndex, build_context_multi
 from smartctx.store.index_store import IndexStore
+from smartctx.wire.convert import pack_to_wire
+from smartctx.wire.shapes import WireContextPack
 from wire_shapes import assert_matches
 
 FIXTURES = Path(__file__).parent.parent / "fixtures" / "multiroot"

@@ -19,10 +19,10 @@ from smartctx.core.tokens import TokenCounter
 from smartctx.history.changes import GitHistory
 from smartctx.indexing.indexer import IndexConfig, Indexer
 from smartctx.indexing.sources import WorkspaceSources
-from smartctx.lsp.protocol import WireContextPack
-from smartctx.output.pack_json import pack_to_wire
 from smartctx.retrieval.pipeline import build_context
 from smartctx.store.index_store import IndexStore
+from smartctx.wire.convert import pack_to_wire
+from smartctx.wire.shapes import WireContextPack
 from wire_shapes import assert_matches
 
 BASE = (

@@ -18,12 +18,12 @@ from smartctx.core.context import ContextOptions, ContextRequest, InvalidRequest
 from smartctx.core.tokens import TokenCounter
 from smartctx.indexing.indexer import IndexConfig, Indexer
 from smartctx.indexing.sources import WorkspaceSources
-from smartctx.output.pack_json import pack_to_wire
 from smartctx.retrieval.pipeline import build_context
 from smartctx.retrieval.query import ECHOED_TASK_CHARS, MAX_TASK_CHARS
 from smartctx.retrieval.symbols import expand_node
 from smartctx.store.index_store import IndexStore
 from smartctx.store.snapshot import IndexSnapshot
+from smartctx.wire.convert import pack_to_wire
 
 FIXTURE = Path(__file__).parent.parent / "fixtures" / "shop"
 GOLDEN = Path(__file__).parent.parent / "fixtures" / "goldens" / "ranking.json"
@@ -143,7 +143,7 @@ from pathlib import Path
 from smartctx.core.context import ContextOptions, ContextRequest
 from smartctx.core.tokens import TokenCounter
 from smartctx.indexing.sources import WorkspaceSources
-from smartctx.output.pack_json import pack_to_wire
+from smartctx.wire.convert import pack_to_wire
 from smartctx.retrieval.pipeline import build_context
 from smartctx.retrieval.query import ECHOED_TASK_CHARS, MAX_TASK_CHARS
 from smartctx.store.snapshot import IndexSnapshot

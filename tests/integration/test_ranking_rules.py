@@ -18,9 +18,9 @@ from smartctx.core.context import ContextOptions, ContextPack, ContextRequest, F
 from smartctx.core.tokens import TokenCounter
 from smartctx.indexing.indexer import IndexConfig, Indexer
 from smartctx.indexing.sources import WorkspaceSources
-from smartctx.output.pack_json import pack_to_wire
 from smartctx.retrieval.pipeline import build_context, rank
 from smartctx.store.index_store import IndexStore
+from smartctx.wire.convert import pack_to_wire
 
 
 @pytest.fixture(scope="module")

@@ -12,10 +12,10 @@ from smartctx.core.tokens import TokenCounter
 from smartctx.history.changes import GitHistory
 from smartctx.indexing.indexer import IndexConfig, Indexer
 from smartctx.indexing.sources import WorkspaceSources
-from smartctx.output.pack_json import pack_to_wire
 from smartctx.retrieval.pipeline import build_context
 from smartctx.retrieval.symbols import expand_node
 from smartctx.store.index_store import IndexStore
+from smartctx.wire.convert import pack_to_wire
 
 
 def leaks(values: list[str], text: str) -> list[str]:

@@ -1,5 +1,6 @@
-// src/lsp_ext.ts mirrors server/smartctx/lsp/protocol.py. This test reads both — protocol.py through
-// Python (protocol_dump.py), lsp_ext.ts through the TypeScript compiler — and fails on any
+// src/lsp_ext.ts mirrors the server's protocol: server/smartctx/wire/shapes.py, wire/options.py and
+// lsp/protocol.py. This test reads both sides — the Python modules through Python
+// (protocol_dump.py), lsp_ext.ts through the TypeScript compiler — and fails on any
 // difference in method names, codes, option names or the fields and types of a wire shape.
 import { execFileSync } from "node:child_process";
 import { readFileSync } from "node:fs";
@@ -87,7 +88,7 @@ function typescriptSide(): Protocol {
   return protocol;
 }
 
-describe("lsp_ext.ts mirrors protocol.py", () => {
+describe("lsp_ext.ts mirrors the server's protocol", () => {
   const server = pythonSide();
   const client = typescriptSide();
 

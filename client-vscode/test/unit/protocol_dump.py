@@ -1,7 +1,11 @@
-"""Prints server/smartctx/lsp/protocol.py as JSON for the client's drift test (drift.test.ts).
+"""Prints the Python side of the custom protocol as JSON for the client's drift test (drift.test.ts).
 
-Each public TypedDict becomes ``{field: {"type": <TypeScript type>, "optional": bool}}``, each
-public constant (a string or a number) its value, and ``OPTION_FIELDS`` its camelCase names in order.
+The protocol is defined in three modules: ``smartctx.wire.shapes`` (what every front end sends),
+``smartctx.wire.options`` (the option names) and ``smartctx.lsp.protocol`` (the language server's
+methods, codes, params and settings). Each public TypedDict of theirs becomes
+``{field: {"type": <TypeScript type>, "optional": bool}}``, each public constant (a string or a
+number) its value, and ``OPTION_FIELDS`` its camelCase names in order. A name one module imports
+from another is the same value under the same name, so it is dumped once.
 """
 
 from __future__ import annotations
@@ -11,12 +15,16 @@ import types
 from typing import Any, Literal, Union, get_args, get_origin, get_type_hints, is_typeddict
 
 from smartctx.lsp import protocol
+from smartctx.wire import options, shapes
 
-ALIASES = {
+PUBLIC = {
     name: value
-    for name, value in vars(protocol).items()
-    if not name.startswith("_") and get_origin(value) is Literal
+    for module in (shapes, options, protocol)
+    for name, value in vars(module).items()
+    if not name.startswith("_")
 }
+
+ALIASES = {name: value for name, value in PUBLIC.items() if get_origin(value) is Literal}
 
 
 def typescript(shape: Any) -> str:
@@ -32,16 +40,21 @@ def typescript(shape: Any) -> str:
         return f"{typescript(get_args(shape)[0])}[]"
     if origin is dict:
         return f"Record<string, {typescript(get_args(shape)[1])}>"
-    simple = {str: "string", int: "number", float: "number", bool: "boolean", type(None): "null", Any: "unknown"}
+    simple = {
+        str: "string",
+        int: "number",
+        float: "number",
+        bool: "boolean",
+        type(None): "null",
+        Any: "unknown",
+    }
     return simple[shape]
 
 
 def dump() -> dict[str, Any]:
     interfaces = {}
     constants = {}
-    for name, value in vars(protocol).items():
-        if name.startswith("_"):
-            continue
+    for name, value in PUBLIC.items():
         if is_typeddict(value):
             hints = get_type_hints(value)
             interfaces[name] = {
@@ -53,10 +66,11 @@ def dump() -> dict[str, Any]:
     return {
         "interfaces": interfaces,
         "aliases": {
-            name: " | ".join(json.dumps(option) for option in get_args(value)) for name, value in ALIASES.items()
+            name: " | ".join(json.dumps(option) for option in get_args(value))
+            for name, value in ALIASES.items()
         },
         "constants": constants,
-        "optionNames": list(protocol.OPTION_FIELDS),
+        "optionNames": list(options.OPTION_FIELDS),
     }
 
 

@@ -2,8 +2,8 @@
 
 See architecture.md, *The pipeline* and *The protocol*.
 
-Plain frozen values; ``lsp/convert.py`` (later) and the CLI's JSON output turn them into the
-camelCase wire format, so nothing here knows JSON.
+Plain frozen values; ``wire/convert.py`` turns a pack into the camelCase wire format every front
+end sends, and each front end reads its own requests into these values, so nothing here knows JSON.
 """
 
 from __future__ import annotations

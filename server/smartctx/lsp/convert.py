@@ -1,4 +1,7 @@
-"""Wire ↔ core, by hand: the one place that knows both the JSON shapes and the core types.
+"""The language server's params -> core values, by hand (and a re-index's counts -> its result).
+
+What the server answers with, a pack, a node or a status, becomes wire data in ``smartctx.wire``,
+as it does for every front end.
 
 Every function that reads client data raises :class:`InvalidRequestError` with a message that names
 the field and says what is allowed, so the server can answer ``InvalidParams`` a person can act on.
@@ -10,7 +13,7 @@ import logging
 from collections.abc import Sequence
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any, TypeGuard, cast
+from typing import Any, TypeGuard
 
 from smartctx.core.context import (
     MAX_FOCUS_FILES,
@@ -24,19 +27,16 @@ from smartctx.core.context import (
 )
 from smartctx.indexing.indexer import IndexReport
 from smartctx.live.paths import innermost_folder
-from smartctx.live.status import StatusCounts
 from smartctx.lsp.protocol import (
-    OPTION_FIELDS,
     UNKNOWN_FIELD_WARNING,
     ContextForTaskParams,
-    IndexStatus,
     ReindexResult,
     WireFocus,
     WireOpenFile,
     WirePosition,
     WireRecentEdit,
 )
-from smartctx.output.pack_json import status_to_wire as status_json
+from smartctx.wire.options import OPTION_FIELDS
 
 log = logging.getLogger(__name__)
 
@@ -231,7 +231,3 @@ def reindex_to_wire(reports: Sequence[IndexReport]) -> ReindexResult:
         "filesDeleted": sum(report.files_deleted for report in reports),
         "seconds": round(max((report.seconds for report in reports), default=0.0), 3),
     }
-
-
-def status_to_wire(counts: StatusCounts) -> IndexStatus:
-    return cast(IndexStatus, status_json(counts))

@@ -23,7 +23,6 @@ from smartctx.lsp.convert import (
     expand_id,
     ignored_fields,
     reindex_to_wire,
-    status_to_wire,
 )
 from smartctx.lsp.hover import hover_markdown
 from smartctx.lsp.protocol import (
@@ -31,11 +30,12 @@ from smartctx.lsp.protocol import (
     EXPAND,
     INDEX_STATUS,
     REINDEX_COMMAND,
-    IndexStatus,
     ReindexResult,
 )
 from smartctx.lsp.redacting import RedactedJson
 from smartctx.lsp.server import IndexUnavailableResponse, SmartctxServer
+from smartctx.wire.convert import status_to_wire
+from smartctx.wire.shapes import IndexStatus
 
 
 @contextmanager

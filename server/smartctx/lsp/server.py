@@ -38,14 +38,13 @@ from smartctx.live.status import StatusCounts
 from smartctx.live.tasks import BackgroundTasks
 from smartctx.live.workspace import Folder, Workspace
 from smartctx.lsp.client_log import ClientLogHandler
-from smartctx.lsp.convert import status_to_wire
 from smartctx.lsp.json_converter import json_converter
 from smartctx.lsp.protocol import INDEX_STATUS, INDEX_UNAVAILABLE_CODE
 from smartctx.lsp.redacting import RedactedJson
 from smartctx.lsp.rpc import SmartctxProtocol
 from smartctx.lsp.settings import Settings, apply_changed_settings, parse_settings
-from smartctx.output.pack_json import node_to_wire, pack_to_wire
 from smartctx.retrieval.pipeline import CancelledError as PipelineCancelledError
+from smartctx.wire.convert import node_to_wire, pack_to_wire, status_to_wire
 
 log = logging.getLogger(__name__)
 

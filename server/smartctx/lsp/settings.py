@@ -16,7 +16,8 @@ from pathlib import Path
 from typing import Any
 
 from smartctx.core.context import ContextOptions, InvalidRequestError
-from smartctx.lsp.protocol import CONFIGURATION_SECTION, OPTION_FIELDS
+from smartctx.lsp.protocol import CONFIGURATION_SECTION
+from smartctx.wire.options import OPTION_FIELDS
 
 MAX_BUFFER_DEBOUNCE_MS = 10_000
 MAX_EXCLUDE_PATTERNS = 1_000
@@ -32,7 +33,7 @@ CLIENT_LOG_LEVELS = {
 
 @dataclass(frozen=True)
 class Settings:
-    """Every setting with its default; the camelCase wire names are in protocol.py."""
+    """Every setting with its default; the camelCase wire names are in protocol.py (``WireSettings``)."""
 
     # The parent of every workspace folder's index, usually the client's workspace storage folder;
     # None: the user cache.

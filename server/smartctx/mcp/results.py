@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import os
 from collections.abc import Sequence
-from typing import Any
 from urllib.parse import quote_from_bytes
 
 import mcp_types as types
@@ -19,10 +18,25 @@ import mcp_types as types
 from smartctx.core.context import ContextPack, NodeDetail
 from smartctx.live.status import StatusCounts
 from smartctx.live.workspace import Folder
-from smartctx.output.pack_json import STATUS_NAMES_SHOWN, node_to_wire, pack_to_wire, status_to_wire
+from smartctx.wire.convert import STATUS_NAMES_SHOWN, node_to_wire, pack_to_wire, status_to_wire
+from smartctx.wire.shapes import IndexStatus, WireBody, WireNode, WireSummary
 
 # Source files are text; a client that wants a finer type can look at the extension.
 CODE_MIME_TYPE = "text/plain"
+
+
+class FolderStatus(IndexStatus):
+    """One workspace folder's index status in ``index_status``'s answer: the folder, then its counts."""
+
+    name: str
+    uri: str
+    path: str
+
+
+class WorkspaceStatus(IndexStatus):
+    """``index_status``'s structured answer: the status of the whole workspace, and each folder's."""
+
+    folders: list[FolderStatus]
 
 
 def pack_result(pack: ContextPack, folders: Sequence[Folder]) -> types.CallToolResult:
@@ -32,7 +46,7 @@ def pack_result(pack: ContextPack, folders: Sequence[Folder]) -> types.CallToolR
     if pending:
         content.append(types.TextContent(text=_pending_note(pending)))
     content.append(types.TextContent(text=pack.text))
-    items = [*wire["bodies"], *wire["summaries"]]
+    items: list[WireBody | WireSummary] = [*wire["bodies"], *wire["summaries"]]
     file_uris = _FileUris(folders)
     content.extend(_citation_link(item, file_uris) for item in items)
     return types.CallToolResult(content=content, structured_content=wire)
@@ -52,7 +66,7 @@ def node_result(node: NodeDetail, folders: Sequence[Folder]) -> types.CallToolRe
 
 
 def status_result(status: StatusCounts, folders: Sequence[Folder]) -> types.CallToolResult:
-    wire: dict[str, Any] = {
+    wire: WorkspaceStatus = {
         **status_to_wire(status),
         "folders": [
             {"name": folder.name, "uri": folder.uri, "path": str(folder.root), **status_to_wire(counts)}
@@ -144,7 +158,7 @@ class _FileUris:
         return prefix + quote_from_bytes(os.fsencode(relative_path))
 
 
-def _citation_link(item: dict[str, Any], file_uris: _FileUris) -> types.ResourceLink:
+def _citation_link(item: WireBody | WireSummary | WireNode, file_uris: _FileUris) -> types.ResourceLink:
     """A link to the cited lines. Items of a multi-folder pack name their folder; with one folder,
     paths are relative to it."""
     start, end = item["startLine"], item["endLine"]
