@@ -63,6 +63,7 @@ from smartctx.store.index_store import IndexStore, default_index_dir, index_size
 from smartctx.store.snapshot import IndexSnapshot
 from smartctx.team import PublishError
 from smartctx.wire.convert import pack_to_wire
+from smartctx.wire.options import CONTEXT_OPTIONS
 
 if TYPE_CHECKING:
     from smartctx.team.publish import PublishReport
@@ -149,9 +150,13 @@ def _argument_parser() -> argparse.ArgumentParser:
     context.add_argument(
         "--index-dir", type=Path, help="where the index lives (default: the user cache folder)"
     )
+    # Each option's flag stores its value under the option's ContextOptions field (wire/options.py),
+    # which _context_command reads; an option left out stays None, the default.
     context.add_argument(
         "--budget",
         type=_positive_int,
+        dest="budget_tokens",
+        metavar="BUDGET",
         help="token budget for the whole pack, counted exactly with --tokenizer (default 8000)",
     )
     context.add_argument(
@@ -188,15 +193,26 @@ def _argument_parser() -> argparse.ArgumentParser:
         "--hop-depth", type=_non_negative_int, help="graph hops from the matches (default 1, max 3)"
     )
     context.add_argument("--hop-frontier-cap", type=_positive_int, help="nodes added per hop (default 200)")
-    context.add_argument("--no-blobs", action="store_true", help="signatures only, no full bodies")
     context.add_argument(
-        "--include-prs", action="store_true", help="add the recent changes (PR or commit) behind each body"
+        "--no-blobs",
+        action="store_false",
+        dest="include_blobs",
+        default=None,
+        help="signatures only, no full bodies",
+    )
+    context.add_argument(
+        "--include-prs",
+        action="store_true",
+        default=None,
+        help="add the recent changes (PR or commit) behind each body",
     )
     context.add_argument("--prs-per-node", type=_positive_int, help="changes per body (default 3)")
     context.add_argument(
         "--pr-cutoff", metavar="DATE", help="leave out changes after this ISO 8601 date or date-time"
     )
-    context.add_argument("--include-impact", action="store_true", help="add what depends on the top body")
+    context.add_argument(
+        "--include-impact", action="store_true", default=None, help="add what depends on the top body"
+    )
     context.add_argument("--impact-depth", type=_positive_int, help="impact hops (default 1, max 5)")
     context.add_argument(
         "--tokenizer",
@@ -505,24 +521,9 @@ def _context_command(args: argparse.Namespace) -> int:
     if not task.strip():
         raise UserError("the task is empty; describe what you want to do (or pass - to read it from stdin)")
     try:
+        # An option the command line has no flag for (tokenModel) stays unset.
         options = ContextOptions.from_values(
-            {
-                "budget_tokens": args.budget,
-                "max_bodies": args.max_bodies,
-                "max_summaries": args.max_summaries,
-                "candidate_limit": args.candidate_limit,
-                "ranked_cap": args.ranked_cap,
-                "hop_depth": args.hop_depth,
-                "hop_frontier_cap": args.hop_frontier_cap,
-                "include_blobs": False if args.no_blobs else None,
-                "include_prs": True if args.include_prs else None,
-                "prs_per_node": args.prs_per_node,
-                "pr_cutoff": args.pr_cutoff,
-                "include_impact": True if args.include_impact else None,
-                "impact_depth": args.impact_depth,
-                "tokenizer": args.tokenizer,
-                "token_scale": args.token_scale,
-            }
+            {option.field: vars(args).get(option.field) for option in CONTEXT_OPTIONS}
         )
     except InvalidRequestError as error:
         raise UserError(str(error)) from None

@@ -23,31 +23,37 @@ from smartctx.core.context import (
     InvalidRequestError,
 )
 from smartctx.live.paths import innermost_folder
+from smartctx.wire.options import OPTIONS_BY_NAME
 
 GET_CONTEXT_FOR_TASK = "get_context_for_task"
 EXPAND_SYMBOL = "expand_symbol"
 INDEX_STATUS = "index_status"
 
-# The options a model may set, by argument name: the ContextOptions field and the JSON type.
-_INTEGER_OPTIONS = {
-    "budgetTokens": "budget_tokens",
-    "maxBodies": "max_bodies",
-    "maxSummaries": "max_summaries",
-    "hopDepth": "hop_depth",
-}
-_NUMBER_OPTIONS = {"tokenScale": "token_scale"}
-_BOOLEAN_OPTIONS = {"includePRs": "include_prs", "includeImpact": "include_impact"}
-_STRING_OPTIONS = {"prCutoff": "pr_cutoff"}
-
-CONTEXT_ARGUMENTS = (
-    "task",
-    *_INTEGER_OPTIONS,
-    *_NUMBER_OPTIONS,
-    *_BOOLEAN_OPTIONS,
-    *_STRING_OPTIONS,
-    "focusFile",
-    "focusFiles",
+# The options a model may set, as arguments under their wire names (wire/options.py), in the order
+# their mistakes are reported.
+_OPTIONS = tuple(
+    OPTIONS_BY_NAME[name]
+    for name in (
+        "budgetTokens",
+        "maxBodies",
+        "maxSummaries",
+        "hopDepth",
+        "tokenScale",
+        "includePRs",
+        "includeImpact",
+        "prCutoff",
+    )
 )
+# What an option's JSON type accepts, and how the argument's mistake is told. A bool is an int to
+# Python, so it is refused separately where a number belongs.
+_ACCEPTED: dict[type, tuple[tuple[type, ...], str]] = {
+    int: ((int,), "a whole number"),
+    float: ((int, float), "a number"),
+    bool: ((bool,), "true or false"),
+    str: ((str,), "a string"),
+}
+
+CONTEXT_ARGUMENTS = ("task", *(option.name for option in _OPTIONS), "focusFile", "focusFiles")
 
 _DEFAULTS = ContextOptions()
 # A focus path longer than this is refused before the file system sees it: Linux's PATH_MAX, the
@@ -265,26 +271,14 @@ def context_requests(arguments: dict[str, Any], roots: Sequence[Path]) -> list[C
             f"task must be a non-empty string describing what you want to do, got {task!r}"
         )
     values: dict[str, Any] = {}
-    for name, field in _INTEGER_OPTIONS.items():
-        value = arguments.get(name)
-        if value is not None and (isinstance(value, bool) or not isinstance(value, int)):
-            raise InvalidRequestError(f"{name} must be a whole number, got {value!r}")
-        values[field] = value
-    for name, field in _NUMBER_OPTIONS.items():
-        value = arguments.get(name)
-        if value is not None and (isinstance(value, bool) or not isinstance(value, (int, float))):
-            raise InvalidRequestError(f"{name} must be a number, got {value!r}")
-        values[field] = value
-    for name, field in _BOOLEAN_OPTIONS.items():
-        value = arguments.get(name)
-        if value is not None and not isinstance(value, bool):
-            raise InvalidRequestError(f"{name} must be true or false, got {value!r}")
-        values[field] = value
-    for name, field in _STRING_OPTIONS.items():
-        value = arguments.get(name)
-        if value is not None and not isinstance(value, str):
-            raise InvalidRequestError(f"{name} must be a string, got {value!r}")
-        values[field] = value
+    for option in _OPTIONS:
+        value = arguments.get(option.name)
+        accepted, told = _ACCEPTED[option.value_type]
+        if value is not None and (
+            not isinstance(value, accepted) or (isinstance(value, bool) and option.value_type is not bool)
+        ):
+            raise InvalidRequestError(f"{option.name} must be {told}, got {value!r}")
+        values[option.field] = value
     options = ContextOptions.from_values(values)
     focus = _focus(arguments.get("focusFile"), arguments.get("focusFiles"), roots)
     return [ContextRequest(task, options, folder_focus) for folder_focus in focus]
