@@ -16,6 +16,7 @@ from typing import Any
 from lsprotocol import types
 from pygls.lsp.client import LanguageClient
 
+from bench.repository import files_table
 from smartctx.lsp.json_converter import json_converter
 from smartctx.lsp.protocol import CONTEXT_FOR_TASK, INDEX_STATUS
 
@@ -116,6 +117,15 @@ class Server:
                     f"no such status from the server within {timeout_s:.0f} s; its log ends:\n"
                     + self.log_tail()
                 ) from None
+
+    async def until_indexed(self, index: Path, expected: set[tuple[str, str]], after: int = 0) -> None:
+        """Until the server is ready with nothing pending and its committed index at ``index`` holds
+        exactly the ``expected`` files and hashes (a ready status can come before the last batch)."""
+        while True:
+            status = await self.until(lambda s: s["state"] == "ready" and s["pendingFiles"] == 0, after)
+            after = self.statuses.index(status) + 1
+            if files_table(index) == expected:
+                return
 
     async def context(self, task: str) -> dict[str, Any]:
         result: dict[str, Any] = await self.client.protocol.send_request_async(

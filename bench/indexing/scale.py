@@ -267,11 +267,7 @@ async def switch(work: Path, source: str, target: str, indexes: Path) -> dict[st
     started = time.perf_counter()
     git(work, "checkout", "-q", target)
     checkout_s = time.perf_counter() - started
-    while True:
-        status = await server.until(lambda s: s["state"] == "ready" and s["pendingFiles"] == 0, seen)
-        seen = server.statuses.index(status) + 1
-        if files_table(live_path) == expected:
-            break
+    await server.until_indexed(live_path, expected, seen)
     consistent_s = time.perf_counter() - started
     # Graph scores follow once updates have been quiet for a moment (live_index.SCORES_QUIET_S).
     deadline = time.monotonic() + WAIT_S

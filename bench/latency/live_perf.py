@@ -91,11 +91,7 @@ async def branch_switch(root: Path, source: str, target: str, temp: Path) -> dic
     started = time.perf_counter()
     git(root, "checkout", "-q", target)
     checkout_s = time.perf_counter() - started
-    while True:
-        status = await server.until(lambda s: s["state"] == "ready" and s["pendingFiles"] == 0, seen)
-        seen = server.statuses.index(status) + 1
-        if files_table(live_path) == expected:
-            break
+    await server.until_indexed(live_path, expected, seen)
     consistent_s = time.perf_counter() - started
     await server.stop()
     equal = same_index(live_path.parent, fresh_dir, root)
