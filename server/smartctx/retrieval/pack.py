@@ -17,7 +17,7 @@ from __future__ import annotations
 import re
 import threading
 from collections import OrderedDict
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 
 from smartctx.core.context import BodyItem, FileMapEntry, FileMapSymbol, SummaryItem, Warning
@@ -47,6 +47,10 @@ MAX_TASK_CHARS_IN_HEADER = 300
 # The files whose line offsets are kept between packs, counted twice their size (see _LineOffsets).
 MAX_LINE_OFFSET_BYTES = 32_000_000
 MAX_DOC_CHARS_IN_SUMMARY = 200
+# The file map's lines are told and redacted this many at a time, as the map reaches them: the map
+# ends at the first line the budget cannot hold (at 8k tokens, after about 25 of some 80 further
+# files), and one redaction's fixed cost is about that of eight lines.
+MAP_LINES_PER_REDACTION = 32
 
 _BACKTICK_RUN = re.compile(r"`+")
 _LANGUAGE_TAGS = {"csharp": "cs"}
@@ -179,25 +183,16 @@ def pack(
     # summaries (they were chosen as bodies first).
     demoted: list[ScoredNode] = []
     files: dict[str, tuple[bytes, list[int]] | None] = {}
-    # Every body is read first, and every text the pack may show redacted in one pass (each
-    # body's own warnings kept for its turn, so they come in the order of the items).
+    # Every body is read first, and redacted in one pass (each body's own warnings kept for its
+    # turn, so they come in the order of the items). The other texts are redacted when packing
+    # reaches them, each kind in one pass: the lines of the summaries tried, the signatures and docs
+    # of those packed, the file map's lines as far as the map goes. A text's answer does not depend
+    # on the texts redacted with it, so the pack is the one a pass over every candidate gives.
     located_bodies = []
     for item in selection.bodies if include_blobs else ():
         read_warnings: list[Warning] = []
         located_bodies.append((item, current_source(item.node, sources, read_warnings, files), read_warnings))
-    redacted = redact_all(
-        [
-            *("".join(located[2]) for _, located, _ in located_bodies if located is not None),
-            # A body that does not fit is listed with the summaries instead.
-            *(summary_line(item) for item in (*selection.summaries, *selection.bodies)),
-            *(
-                text
-                for item in (*selection.summaries, *selection.bodies)
-                for text in (item.node.signature, item.node.doc)
-            ),
-            *(file_map_line(file) for file in selection.files),
-        ]
-    )
+    redacted = redact_all("".join(located[2]) for _, located, _ in located_bodies if located is not None)
     for item, located, read_warnings in located_bodies:
         warnings.extend(read_warnings)
         if located is None:
@@ -253,15 +248,17 @@ def pack(
         impact_text, shown_impact = fitted.text, fitted.impact
         used += impact_tokens
     summary_lines: list[str] = []
-    summaries: list[SummaryItem] = []
+    packed_summaries: list[tuple[ScoredNode, int]] = []
     to_summarise = with_demoted(selection.summaries, demoted, selection.max_summaries)
     if to_summarise:
         used += counter.count(SUMMARIES_HEADING)
         # A summary longer than everything the header leaves can never be packed in this budget,
         # which says more than the usual trimming at the end of the list.
         summary_room = budget_tokens - counter.count(head) - counter.count(SUMMARIES_HEADING)
-        for item in to_summarise:
-            line, _ = redacted[summary_line(item)]
+        unredacted = [summary_line(item) for item in to_summarise]
+        redacted_lines = redact_all(unredacted)
+        for item, unredacted_line in zip(to_summarise, unredacted, strict=True):
+            line, _ = redacted_lines[unredacted_line]
             tokens = counter.count(line)
             if used + tokens > budget_tokens - map_reserve:
                 trimmed = True
@@ -276,14 +273,16 @@ def pack(
                 continue
             used += tokens
             summary_lines.append(line)
-            summaries.append(_summary_item(item, tokens, redacted))
+            packed_summaries.append((item, tokens))
+    fields = redact_all(text for item, _ in packed_summaries for text in (item.node.signature, item.node.doc))
+    summaries = [_summary_item(item, tokens, fields) for item, tokens in packed_summaries]
     map_lines: list[str] = []
     file_map: list[FileMapEntry] = []
     heading_tokens = counter.count(FILE_MAP_HEADING)
     shown = {item.file_path for item in bodies} | {item.file_path for item in summaries}
     unshown = [file for file in selection.files if file.path not in shown]
-    for file in unshown if selection.max_files is None else unshown[: selection.max_files]:
-        line, _ = redacted[file_map_line(file)]
+    tried = unshown if selection.max_files is None else unshown[: selection.max_files]
+    for file, line in zip(tried, _redacted_map_lines(tried), strict=True):
         tokens = counter.count(line)
         # The map is a tail of the pack: the budget ending it is not a trim.
         if used + tokens + (0 if map_lines else heading_tokens) > budget_tokens:
@@ -311,6 +310,16 @@ def pack(
         total = counter.count_joined(parts)
         trimmed = True
     return Packed("".join(parts), bodies, summaries, total, trimmed, warnings, shown_impact, file_map)
+
+
+def _redacted_map_lines(files: Sequence[RankedFile]) -> Iterator[str]:
+    """Each file's map line, redacted, told ``MAP_LINES_PER_REDACTION`` files at a time as they are
+    asked for: the lines after the one that ends the map are never told (a file's reason is made
+    when it is first read) nor scanned."""
+    for start in range(0, len(files), MAP_LINES_PER_REDACTION):
+        lines = [file_map_line(file) for file in files[start : start + MAP_LINES_PER_REDACTION]]
+        answers = redact_all(lines)
+        yield from (answers[line][0] for line in lines)
 
 
 class _LineOffsets:
