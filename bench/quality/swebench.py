@@ -19,6 +19,7 @@ BM25) and ``baseline-b`` (the seed recipe), described in ``swebench_baselines.py
 from __future__ import annotations
 
 import argparse
+import hashlib
 import json
 import math
 import sqlite3
@@ -103,6 +104,9 @@ class Result:
     # where the pack lacks it.
     file_ranks: tuple[int | None, ...] = ()
     function_ranks: tuple[int | None, ...] = ()
+    # The sha256 of the pack's text and warnings: two replays whose digests agree packed the same
+    # bytes, which a change meant only for speed must show.
+    digest: str = ""
 
 
 def _scored(
@@ -167,7 +171,14 @@ def run_smartctx(
     changes = [change for body in pack.bodies for change in body.recent_prs]
     limit = options.cutoff_time()
     late = sum(1 for change in changes if limit is not None and datetime.fromisoformat(change.date) > limit)
-    return replace(result, tokens_reported=pack.tokens_used, recent_prs=len(changes), after_cutoff=late)
+    digest = hashlib.sha256(json.dumps([pack.text, [asdict(warning) for warning in pack.warnings]]).encode())
+    return replace(
+        result,
+        tokens_reported=pack.tokens_used,
+        recent_prs=len(changes),
+        after_cutoff=late,
+        digest=digest.hexdigest(),
+    )
 
 
 def run_smartctx_or_miss(

@@ -200,11 +200,14 @@ def report(
         f"\nchanged against {against} at {budgets[0] // 1000}k"
         " (before -> after: F f B, best gold file rank, best gold function rank)"
     )
+    repacked = []
     for row in rows:
         old = before.get(row["instance_id"])
         if old is None or names[0] not in old["results"]:
             continue
         was, now = old["results"][names[0]], row["results"][names[0]]
+        if _packed(was) != _packed(now):
+            repacked.append(row["instance_id"])
         if _changes(was) != _changes(now):
             (hits, file_rank, function_rank), (hits_now, file_now, function_now) = (
                 _changes(was),
@@ -214,6 +217,19 @@ def report(
                 f"  {row['instance_id']:<34} {hits} -> {hits_now}  file {file_rank} -> {file_now}"
                 f"  function {function_rank} -> {function_now}"
             )
+    print(f"packs that differ (bodies, summaries, file map, ranks, tokens or text): {len(repacked)}")
+    for instance_id in repacked:
+        print(f"  {instance_id}")
+
+
+def _packed(result: dict[str, Any]) -> tuple[Any, ...]:
+    """What two replays of one pack must agree on to have packed the same: its items in order, the
+    gold's ranks in it, its tokens and (in replays that record it) the digest of its text and
+    warnings."""
+    return tuple(
+        result.get(field)
+        for field in ("bodies", "summaries", "file_map", "file_ranks", "function_ranks", "tokens", "digest")
+    )
 
 
 def _changes(result: dict[str, Any]) -> tuple[str, str, str]:
