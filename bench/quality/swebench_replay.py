@@ -222,14 +222,12 @@ def report(
         print(f"  {instance_id}")
 
 
-def _packed(result: dict[str, Any]) -> tuple[Any, ...]:
+def _packed(result: dict[str, Any]) -> str:
     """What two replays of one pack must agree on to have packed the same: its items in order, the
     gold's ranks in it, its tokens and (in replays that record it) the digest of its text and
-    warnings."""
-    return tuple(
-        result.get(field)
-        for field in ("bodies", "summaries", "file_map", "file_ranks", "function_ranks", "tokens", "digest")
-    )
+    warnings; as JSON, since a replay's own rows hold tuples where the earlier one read lists."""
+    fields = ("bodies", "summaries", "file_map", "file_ranks", "function_ranks", "tokens", "digest")
+    return json.dumps([result.get(field) for field in fields])
 
 
 def _changes(result: dict[str, Any]) -> tuple[str, str, str]:
