@@ -27,6 +27,7 @@ from smartctx.secrets.redaction import redact, redact_tree
 from smartctx.secrets.rules import OWN_LINE_RULES, OWN_TEXT_RULES, REDACTED, compiled_rule_set
 from smartctx.secrets.scan import (
     _call_matches,
+    _generic_matches,
     _gitleaks_spans,
     _KeywordLines,
     _own_spans,
@@ -286,14 +287,42 @@ def test_env_defaults_are_found_from_call_openings_as_the_expression_finds_them(
     assert found > 1000
 
 
-# Lines to build random texts from: every line of the planted corpus and of smartctx's own source.
-_SOURCE_LINES = [
-    line
-    for text in [
-        *(case.content for case in CORPUS),
-        *(path.read_text("utf-8") for path in sorted(SERVER.rglob("*.py"))),
+def test_generic_rules_find_from_their_words_what_their_expressions_find() -> None:
+    """A rule of gitleaks' generic form is tried only within its run before one of its words; on
+    real code, the planted corpus and fuzzed lines dense in words, runs, case folding and odd
+    characters, every match each such rule's expression has is found, and no other."""
+    rules = [rule for rule in compiled_rule_set().line_rules if rule.words_at is not None]
+    assert len(rules) > 90
+    rng = random.Random(11)
+    fragments = [
+        *("api", "API", "Api", "aPi", "key", "KEY", "\u212aey", "to\u212aen", "token", "secret"),
+        *("passwd", "password", "auth", "access", "creds", "credential", "sonar_login", "twitter"),
+        *("snyk-api-key", "heroku", "x" * 45, "_", ".", "-", "é", "\u017f", " ", "\t", "=", ":", "=>", "|| "),
+        *('"', "'", "`", ";", ",", "Zt8qLw2Xv9Rk4Pm7Nc1B", "abcdefghijKLMNOPqrst0123", "12345678-90ab-cdef"),
     ]
-    for line in text.split("\n")
+    lines = [
+        line for text in (*(case.content for case in CORPUS), *_SOURCE_TEXTS) for line in text.split("\n")
+    ]
+    lines += ["".join(rng.choice(fragments) for _ in range(rng.randrange(1, 16))) for _ in range(5000)]
+    found = 0
+    for line in lines:
+        for rule in rules:
+            if rule.words_at.search(line) is None:
+                continue
+            expected = [match.span() for match in rule.pattern.finditer(line, 0, len(line))]
+            shown = [
+                match.span()
+                for match in _generic_matches(rule.pattern, rule.words_at, line, [(0, len(line))])
+            ]
+            assert shown == expected, (rule.id, line)
+            found += bool(expected)
+    assert found > 500
+
+
+# Lines to build random texts from: every line of the planted corpus and of smartctx's own source.
+_SOURCE_TEXTS = [path.read_text("utf-8") for path in sorted(SERVER.rglob("*.py"))]
+_SOURCE_LINES = [
+    line for text in [*(case.content for case in CORPUS), *_SOURCE_TEXTS] for line in text.split("\n")
 ]
 # Characters the prefilter reads differently from Python's expressions (beyond ASCII, the Kelvin
 # sign and the long s that case folding turns into "k" and "s", the controls Python's ``\s``

@@ -217,6 +217,46 @@ class GitleaksRule:
     allowlists: tuple[Allowlist, ...]
     # Whether a match can span lines; the others are tried only on lines holding a keyword.
     multiline: bool
+    # For a rule of gitleaks' generic form (see ``GENERIC_PREFIX``), where one of the words its
+    # matches begin with can stand: a lookahead of them, with the rule's flags.
+    words_at: re.Pattern[str] | None = None
+
+
+# Half of gitleaks' rules begin with up to this many word characters, dots or dashes and then one of
+# their words: ``(?i)[\w.-]{0,50}?(?:access|auth|...)``. Python's engine tries such an expression at
+# every offset of a line and walks those 50 characters from each; a match can only begin within such
+# a run before one of the words, so the scan tries only those offsets (scan.py's
+# ``_generic_matches``).
+GENERIC_RUN = 50
+GENERIC_PREFIX = r"(?i)[\w.-]{0,50}?(?:"
+# What could make a word's match depend on the characters around it: such a rule keeps the plain
+# scan.
+_CONTEXT_MARKS = ("\\b", "\\B", "\\A", "\\Z", "(?=", "(?!", "(?<", "^", "$")
+
+
+def _words_at(regex: str) -> re.Pattern[str] | None:
+    """Where a rule of the generic form can find one of its words, or None for a rule of another
+    form (or words whose match depends on what surrounds them)."""
+    if not regex.startswith(GENERIC_PREFIX):
+        return None
+    depth, index = 1, len(GENERIC_PREFIX)
+    while depth and index < len(regex):
+        char = regex[index]
+        if char == "\\":
+            index += 1
+        elif char == "[":
+            # A class's brackets and parentheses are characters, not groups; a "]" first in it too.
+            index += 1 + regex.startswith("^", index + 1)
+            index += regex.startswith("]", index)
+            while regex[index] != "]":
+                index += 2 if regex[index] == "\\" else 1
+        else:
+            depth += {"(": 1, ")": -1}.get(char, 0)
+        index += 1
+    words = regex[len(GENERIC_PREFIX) : index - 1]
+    if depth or any(mark in words for mark in _CONTEXT_MARKS):
+        return None
+    return re.compile(f"(?i)(?=(?:{words}))")
 
 
 @dataclass(frozen=True)
@@ -257,6 +297,7 @@ def compiled_rule_set() -> RuleSet:
             rule["secretGroup"],
             tuple(_allowlist(a) for a in rule["allowlists"]),
             multiline,
+            _words_at(rule["regex"]),
         )
         for rule in data["rules"]
         for multiline in ["[\\s\\S" in rule["regex"] or "\\r\\n" in rule["regex"]]

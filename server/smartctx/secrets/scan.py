@@ -15,6 +15,7 @@ from collections.abc import Iterable
 from itertools import accumulate
 
 from smartctx.secrets.rules import (
+    GENERIC_RUN,
     OWN_LINE_RULES,
     OWN_TEXT_RULES,
     PLACEHOLDER,
@@ -210,7 +211,12 @@ def line_local_spans(text: str, lowered: str) -> list[tuple[int, int]]:
         if index < count:
             rule = rule_set.line_rules[index]
             lines = _keyword_lines(text, lowered, starts, rule.keywords)
-            spans += _gitleaks_secrets(rule, text, _line_matches(rule.pattern, text, lines))
+            matches = (
+                _line_matches(rule.pattern, text, lines)
+                if rule.words_at is None
+                else _generic_matches(rule.pattern, rule.words_at, text, lines)
+            )
+            spans += _gitleaks_secrets(rule, text, matches)
         else:
             own = OWN_LINE_RULES[index - count]
             lines = _keyword_lines(text, lowered, starts, own.line_keywords)
@@ -239,6 +245,40 @@ def _line_matches(
 ) -> Iterable[re.Match[str]]:
     for start, end in lines:
         yield from pattern.finditer(text, start, end)
+
+
+# A character that cannot be in the run a generic rule's match begins with (rules.py's
+# ``GENERIC_PREFIX``).
+_OUTSIDE_GENERIC_RUN = re.compile(r"[^\w.-]")
+
+
+def _generic_matches(
+    pattern: re.Pattern[str], words_at: re.Pattern[str], text: str, lines: list[tuple[int, int]]
+) -> Iterable[re.Match[str]]:
+    """What ``pattern.finditer`` finds on each line, for a rule of gitleaks' generic form, trying
+    only the offsets where a match can begin.
+
+    A match begins with at most ``GENERIC_RUN`` word characters, dots or dashes and then one of
+    the rule's words, so it begins at most that many such characters before a place ``words_at``
+    finds. Those places are taken left to right, and before each the offsets finditer would try
+    there, from where it stands (the end of its last match, or the last offset tried); the first
+    of a place's offsets cannot lie before the first of an earlier place's, so none is missed.
+    """
+    for start, end in lines:
+        offset = start
+        for word in words_at.finditer(text, start, end):
+            at = word.start()
+            reach = max(offset, at - GENERIC_RUN)
+            # The run that ends before the word, read backwards from it.
+            outside = _OUTSIDE_GENERIC_RUN.search(text[reach:at][::-1])
+            offset = reach if outside is None else at - outside.start()
+            while offset <= at:
+                match = pattern.match(text, offset, end)
+                if match is None:
+                    offset += 1
+                else:
+                    yield match
+                    offset = match.end()
 
 
 # A run of characters on which Hyperscan's byte-wise classes and Python's may disagree: anything
