@@ -48,7 +48,7 @@ MAX_TASK_CHARS_IN_HEADER = 300
 MAX_LINE_OFFSET_BYTES = 32_000_000
 MAX_DOC_CHARS_IN_SUMMARY = 200
 # The file map's lines are told and redacted this many at a time, as the map reaches them: the map
-# ends at the first line the budget cannot hold (at 8k tokens, after about 25 of some 80 further
+# ends at the first line the budget cannot hold (at 8k tokens, after about 25 of up to 80 further
 # files), and one redaction's fixed cost is about that of eight lines.
 MAP_LINES_PER_REDACTION = 32
 
