@@ -163,30 +163,40 @@ def _write_rows(
     search_words = RedactedSearchWords(export, root)
     symbol_lengths: list[tuple[int, int]] = []
 
-    def symbol_postings() -> Iterable[tuple[str, int, int]]:
+    def symbol_postings() -> Iterable[tuple[str, int, int, int]]:
         for record in search_words.records():
             for node_id, document in symbol_documents(record):
                 symbol_lengths.append((node_id, document.length))
                 for term, frequency in document.frequencies.items():
-                    yield term, node_id, frequency
+                    yield term, node_id, frequency, document.norm
 
     rows["symbol_postings"] = _copy(
-        connection, address, commit_id, "symbol_postings", ("term", "node_id", "frequency"), symbol_postings()
+        connection,
+        address,
+        commit_id,
+        "symbol_postings",
+        ("term", "node_id", "frequency", "norm"),
+        symbol_postings(),
     )
     rows["symbol_lengths"] = _copy(
         connection, address, commit_id, "symbol_lengths", ("node_id", "length"), symbol_lengths
     )
     file_lengths: list[tuple[int, int]] = []
 
-    def file_postings() -> Iterable[tuple[str, int, int]]:
+    def file_postings() -> Iterable[tuple[str, int, int, int]]:
         for record in search_words.records():
             document = file_document(record)
             file_lengths.append((record.file_id, document.length))
             for term, frequency in document.frequencies.items():
-                yield term, record.file_id, frequency
+                yield term, record.file_id, frequency, document.norm
 
     rows["file_postings"] = _copy(
-        connection, address, commit_id, "file_postings", ("term", "file_id", "frequency"), file_postings()
+        connection,
+        address,
+        commit_id,
+        "file_postings",
+        ("term", "file_id", "frequency", "norm"),
+        file_postings(),
     )
     rows["file_lengths"] = _copy(
         connection, address, commit_id, "file_lengths", ("file_id", "length"), file_lengths
