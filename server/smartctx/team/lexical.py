@@ -21,8 +21,9 @@ with the details of tantivy's that decide ties and near ties copied:
   records its generation (store/lexical.py); it counts in ``N`` and in the average's denominator.
 * **Ties by id.** The local top-k orders equal scores by row id, as the SQL here does.
 
-Tantivy computes in 32-bit floats and this in 64-bit ones, so scores agree to about six digits, and
-two documents whose scores differ only in the last bits of a float may swap places.
+Tantivy computes in 32-bit floats and this in 64-bit ones rounded to 32 at the end, so scores agree
+to about seven digits, and two documents whose scores differ only in the last bit of a 32-bit float
+may swap places.
 
 A commit's rows never change once it is complete, so its corpus (documents and words) is read once,
 by :func:`searched_commit`, and passed to every search of it.
@@ -84,7 +85,9 @@ def searched_commit(connection: psycopg.Connection[TupleRow], commit_id: int) ->
 
 # One statement per search: each query term's document frequency and weight, then every posting of
 # those terms scored and summed per document. The postings' key holds frequency and norm, so both
-# passes read that one index.
+# passes read that one index. The sum is rounded to a 32-bit float, tantivy's precision: documents
+# that tantivy scores equal are then equal here too, and ordered by id, where 64-bit sums of the same
+# parts in another order could differ in their last bits and order them either way.
 _TOP_SQL = """
 WITH weights AS (
     SELECT q.term, q.boost * ln(1 + (%(documents)s - count(*) + 0.5) / (count(*) + 0.5)) * (1 + %(k1)s)
@@ -95,7 +98,7 @@ WITH weights AS (
 )
 SELECT p.{id}, sum(
     w.weight * p.frequency / (p.frequency + %(k1)s * (1 - %(b)s + %(b)s * p.norm / %(average)s))
-) AS score
+)::real AS score
 FROM weights w
 JOIN smartctx.{postings} p ON p.commit_id = %(commit)s AND p.term = w.term
 GROUP BY p.{id}
