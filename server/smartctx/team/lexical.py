@@ -21,9 +21,8 @@ with the details of tantivy's that decide ties and near ties copied:
   records its generation (store/lexical.py); it counts in ``N`` and in the average's denominator.
 * **Ties by id.** The local top-k orders equal scores by row id, as the SQL here does.
 
-Tantivy computes in 32-bit floats and this in 64-bit ones rounded to 32 at the end, so scores agree
-to about seven digits, and two documents whose scores differ only in the last bit of a 32-bit float
-may swap places.
+Tantivy computes in 32-bit floats and this in 64-bit ones, so scores agree to about seven digits,
+and two documents whose scores differ only in the last bit of a 32-bit float may swap places.
 
 A commit's rows never change once it is complete, so its corpus (documents and words) is read once,
 by :func:`searched_commit`, and passed to every search of it.
@@ -44,6 +43,11 @@ B = 0.75
 # The documents a local tantivy index counts besides its rows: its generation marker
 # (store/lexical.py), which has no words.
 LOCAL_EXTRA_DOCUMENTS = 1
+# Scores are compared to this many decimal places. Two documents with the same frequencies and norms
+# are tied in tantivy and ordered by id; here their sums may add the same parts in another order (the
+# plan decides) and differ in the last bits of a 64-bit float, about 1e-14 of the score, which the
+# rounding removes. Tantivy itself tells scores apart only to about 1e-7 of their value (32 bits).
+SCORE_PLACES = 9
 
 
 @dataclass(frozen=True, slots=True)
@@ -85,9 +89,7 @@ def searched_commit(connection: psycopg.Connection[TupleRow], commit_id: int) ->
 
 # One statement per search: each query term's document frequency and weight, then every posting of
 # those terms scored and summed per document. The postings' key holds frequency and norm, so both
-# passes read that one index. The sum is rounded to a 32-bit float, tantivy's precision: documents
-# that tantivy scores equal are then equal here too, and ordered by id, where 64-bit sums of the same
-# parts in another order could differ in their last bits and order them either way.
+# passes read that one index. Scores are ordered to SCORE_PLACES decimal places, then by id.
 _TOP_SQL = """
 WITH weights AS (
     SELECT q.term, q.boost * ln(1 + (%(documents)s - count(*) + 0.5) / (count(*) + 0.5)) * (1 + %(k1)s)
@@ -96,13 +98,15 @@ WITH weights AS (
     JOIN smartctx.{postings} p ON p.commit_id = %(commit)s AND p.term = q.term
     GROUP BY q.term, q.boost
 )
-SELECT p.{id}, sum(
-    w.weight * p.frequency / (p.frequency + %(k1)s * (1 - %(b)s + %(b)s * p.norm / %(average)s))
-)::real AS score
-FROM weights w
-JOIN smartctx.{postings} p ON p.commit_id = %(commit)s AND p.term = w.term
-GROUP BY p.{id}
-ORDER BY score DESC, p.{id}
+SELECT {id}, score FROM (
+    SELECT p.{id}, sum(
+        w.weight * p.frequency / (p.frequency + %(k1)s * (1 - %(b)s + %(b)s * p.norm / %(average)s))
+    ) AS score
+    FROM weights w
+    JOIN smartctx.{postings} p ON p.commit_id = %(commit)s AND p.term = w.term
+    GROUP BY p.{id}
+) AS scored
+ORDER BY round(score * %(scale)s) DESC, {id}
 LIMIT %(limit)s
 """
 _SYMBOLS_TOP = sql.SQL(_TOP_SQL).format(
@@ -176,6 +180,7 @@ def _top(
             "average": corpus.average_length,
             "k1": K1,
             "b": B,
+            "scale": 10.0**SCORE_PLACES,
             "limit": limit,
         },
     )
