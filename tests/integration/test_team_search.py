@@ -35,6 +35,7 @@ from smartctx.team.lexical import (
     searched_commit,
 )
 from smartctx.team.postings import norm
+from smartctx.team.publish import SEARCH_TABLES
 
 REPOSITORY = "example.invalid/kennel"
 # The module's own database on the session's server (conftest.py numbers the per-test ones).
@@ -236,3 +237,14 @@ def test_long_definitions_are_scored_by_their_length_bucket(published: Published
 
     assert ranked == [hit.node_id for hit in local]
     assert [score for _, score in found] == pytest.approx([hit.bm25 for hit in local], rel=SCORE_TOLERANCE)
+
+
+def test_a_published_commit_is_searched_from_vacuumed_tables(published: Published) -> None:
+    # A search reads the postings' key alone only on pages VACUUM marked all-visible (team/publish.py).
+    for table in SEARCH_TABLES:
+        row = published.connection.execute(
+            "SELECT relpages, relallvisible FROM pg_class WHERE oid = %s::regclass", (f"smartctx.{table}",)
+        ).fetchone()
+        assert row is not None
+        pages, all_visible = row
+        assert pages > 0 and all_visible == pages, table

@@ -114,8 +114,8 @@ CREATE INDEX folded_name ON smartctx.folded (commit_id, name);
 -- frequency in each definition's and each file's weighted words, and each one's length in words.
 -- A posting also carries its document's length as the local engine scores it ("norm", tantivy's
 -- one-byte bucket of the length: postings.py), and the key includes both columns, so a search reads
--- one index and nothing else: a join to the lengths per posting cost four times the search
--- (team/lexical.py, bench/latency/pg_search.py). The lengths tables give the exact average.
+-- one index and nothing else: a join to the lengths per posting made a search 3.6 times as long
+-- (team/lexical.py, bench/HISTORY.md). The lengths tables give the exact average.
 CREATE TABLE smartctx.symbol_postings (
     commit_id bigint NOT NULL,
     term text NOT NULL,
