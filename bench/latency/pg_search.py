@@ -154,8 +154,8 @@ class SearchSnapshot(IndexSnapshot):
         self._reader = reader
         self._batched: dict[tuple[str, int], int] = {}
 
-    def _lexical_reader(self) -> LexicalReader:
-        return self._reader  # type: ignore[return-value]
+    def _lexical_reader(self) -> Any:
+        return self._reader
 
     def document_counts(self, terms: Iterable[str], at_most: int) -> dict[str, int]:
         """The local snapshot's counts, memoised the same way, but asked of PostgreSQL in one
@@ -229,7 +229,8 @@ def postgres_engine(name: str, connection: Database, commit: lexical.SearchedCom
 
 
 # PostgreSQL's full-text search over the same documents: each definition's and file's postings as a
-# tsvector (a term repeated by its frequency), ranked by ts_rank. A tsquery has no per-term weight.
+# tsvector (a term repeated by its frequency), ranked by ts_rank. A tsquery has no per-term weight, and
+# a tsvector keeps at most 256 positions of a word, none past 16,383: it counts what it can.
 _FTS_TABLES = (("fts_symbols", "symbol_postings", "node_id"), ("fts_files", "file_postings", "file_id"))
 
 
@@ -297,7 +298,7 @@ def replay(engine: Engine, recorded: list[TaskCalls]) -> Replay:
             ):
                 for position, (terms, limit) in enumerate(calls):
                     began = time.perf_counter()
-                    answer = run(terms, limit)  # type: ignore[operator]
+                    answer = run(terms, limit)
                     elapsed = (time.perf_counter() - began) * 1000
                     if round_number == 0:
                         timing[kind].append(elapsed)
