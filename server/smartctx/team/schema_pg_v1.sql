@@ -112,12 +112,17 @@ CREATE INDEX folded_name ON smartctx.folded (commit_id, name);
 
 -- What lexical search needs, for BM25 as the local engine scores it (store/lexical.py): each term's
 -- frequency in each definition's and each file's weighted words, and each one's length in words.
+-- A posting also carries its document's length as the local engine scores it ("norm", tantivy's
+-- one-byte bucket of the length: postings.py), and the key includes both columns, so a search reads
+-- one index and nothing else: a join to the lengths per posting made a search 3.6 times as long
+-- (team/lexical.py, bench/HISTORY.md). The lengths tables give the exact average.
 CREATE TABLE smartctx.symbol_postings (
     commit_id bigint NOT NULL,
     term text NOT NULL,
     node_id integer NOT NULL,
     frequency integer NOT NULL,
-    PRIMARY KEY (commit_id, term, node_id)
+    norm integer NOT NULL,
+    PRIMARY KEY (commit_id, term, node_id) INCLUDE (frequency, norm)
 );
 
 CREATE TABLE smartctx.symbol_lengths (
@@ -132,7 +137,8 @@ CREATE TABLE smartctx.file_postings (
     term text NOT NULL,
     file_id integer NOT NULL,
     frequency integer NOT NULL,
-    PRIMARY KEY (commit_id, term, file_id)
+    norm integer NOT NULL,
+    PRIMARY KEY (commit_id, term, file_id) INCLUDE (frequency, norm)
 );
 
 CREATE TABLE smartctx.file_lengths (
