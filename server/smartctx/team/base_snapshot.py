@@ -4,8 +4,9 @@ PostgreSQL.
 Each query is the local snapshot's (store/snapshot.py) over the same rows, keyed by the commit, so a
 pack built from a published commit is the pack a local index of that tree gives. A snapshot reads in
 one read-only REPEATABLE READ transaction: a publisher that prunes this commit meanwhile changes
-nothing it sees. A published commit never changes once complete, so what a snapshot learns about it
-(the paths, the row count) could be kept across snapshots; within one it is kept per snapshot.
+nothing it sees. A published commit never changes once complete, so what a snapshot learns about
+the commit as a whole (its paths, its number of definitions) is kept in :class:`CommitFacts`, which
+every snapshot of the commit can share.
 """
 
 from __future__ import annotations
@@ -32,6 +33,7 @@ from smartctx.store.snapshot import (
 )
 from smartctx.team import lexical
 from smartctx.team.base import PublishedCommit
+from smartctx.team.lexical import SearchedCommit, searched_commit
 
 _NODE_COLUMNS = (
     "n.node_id, f.path, f.language, n.kind, n.name, n.qualified_name, n.start_line, n.end_line,"
@@ -45,17 +47,31 @@ _NODE_FROM = (
 _USE_EDGE_KINDS = ["calls", "references"]
 
 
+class CommitFacts:
+    """What one published commit holds as a whole, read once: it never changes."""
+
+    def __init__(self) -> None:
+        self.paths: list[str] | None = None
+        self.paths_by_name: dict[str, list[str]] | None = None
+        self.rows: int | None = None
+        self.searched: SearchedCommit | None = None
+
+
 class BaseSnapshot:
     """Read-only queries over one published commit. Close it (or use ``with``); it ends its
     transaction, and the connection stays the caller's."""
 
-    def __init__(self, connection: psycopg.Connection[TupleRow], commit: PublishedCommit) -> None:
+    def __init__(
+        self,
+        connection: psycopg.Connection[TupleRow],
+        commit: PublishedCommit,
+        facts: CommitFacts | None = None,
+    ) -> None:
+        """``facts`` are the commit's, shared with its other snapshots; a new set when not given."""
         self._db = connection
         self._commit = commit
         self._id = commit.commit_id
-        self._paths: list[str] | None = None
-        self._paths_by_name: dict[str, list[str]] | None = None
-        self._rows: int | None = None
+        self._facts = facts if facts is not None else CommitFacts()
         self._queries: dict[tuple[tuple[str, int], ...], dict[str, int]] = {}
         self._counts: dict[tuple[str, int], int] = {}
         connection.autocommit = False
@@ -129,14 +145,14 @@ class BaseSnapshot:
         return len(self.file_paths())
 
     def file_paths(self) -> list[str]:
-        if self._paths is None:
-            self._paths = [
+        if self._facts.paths is None:
+            self._facts.paths = [
                 str(path)
                 for (path,) in self._rows_of(
                     'SELECT path FROM smartctx.files WHERE commit_id = %s ORDER BY path COLLATE "C"'
                 )
             ]
-        return self._paths
+        return self._facts.paths
 
     def nodes(self, node_ids: Iterable[int]) -> list[NodeRow]:
         return self._nodes_where("n.node_id = ANY(%s)", sorted(set(node_ids)))
@@ -257,14 +273,14 @@ class BaseSnapshot:
             return []
         return [
             SearchHit(node_id, score)
-            for node_id, score in lexical.search_symbols(self._db, self._id, terms, limit)
+            for node_id, score in lexical.search_symbols(self._db, self._searched(), terms, limit)
         ]
 
     def search_files(self, weighted_terms: Mapping[str, int], limit: int) -> list[tuple[str, float]]:
         terms = self._query_terms(weighted_terms, keep_common=True)
         if not terms or limit <= 0:
             return []
-        hits = lexical.search_files(self._db, self._id, terms, limit)
+        hits = lexical.search_files(self._db, self._searched(), terms, limit)
         paths = dict(
             self._rows_of(
                 "SELECT file_id, path FROM smartctx.files WHERE commit_id = %s AND file_id = ANY(%s)",
@@ -274,6 +290,11 @@ class BaseSnapshot:
         return sorted(
             ((str(paths[file_id]), score) for file_id, score in hits), key=lambda hit: (-hit[1], hit[0])
         )
+
+    def _searched(self) -> SearchedCommit:
+        if self._facts.searched is None:
+            self._facts.searched = searched_commit(self._db, self._id)
+        return self._facts.searched
 
     def _query_terms(self, weighted_terms: Mapping[str, int], keep_common: bool) -> dict[str, int]:
         key = (*sorted(weighted_terms.items()), ("", int(keep_common)))
@@ -286,7 +307,7 @@ class BaseSnapshot:
     def document_counts(self, terms: Iterable[str], at_most: int) -> dict[str, int]:
         wanted = sorted({term for term in terms if (term, at_most) not in self._counts})
         if wanted:
-            counted = lexical.document_counts(self._db, self._id, wanted, at_most)
+            counted = lexical.document_counts(self._db, self._searched(), wanted, at_most)
             for term in wanted:
                 self._counts[(term, at_most)] = counted.get(term, 0)
         return {
@@ -299,9 +320,11 @@ class BaseSnapshot:
         return common_cutoff_for(self.row_count())
 
     def row_count(self) -> int:
-        if self._rows is None:
-            self._rows = int(self._rows_of("SELECT count(*) FROM smartctx.nodes WHERE commit_id = %s")[0][0])
-        return self._rows
+        if self._facts.rows is None:
+            self._facts.rows = int(
+                self._rows_of("SELECT count(*) FROM smartctx.nodes WHERE commit_id = %s")[0][0]
+            )
+        return self._facts.rows
 
     def innermost_node_at(self, path: str, line: int) -> NodeRow | None:
         found = self._nodes_where(
@@ -362,14 +385,16 @@ class BaseSnapshot:
         )
 
     def paths_ending_with(self, suffix: str) -> list[str]:
-        if self._paths_by_name is None:
-            self._paths_by_name = {}
+        paths_by_name = self._facts.paths_by_name
+        if paths_by_name is None:
+            paths_by_name = {}
             for path in self.file_paths():
-                self._paths_by_name.setdefault(path.rpartition("/")[2], []).append(path)
+                paths_by_name.setdefault(path.rpartition("/")[2], []).append(path)
+            self._facts.paths_by_name = paths_by_name
         tail = "/" + suffix
         return [
             path
-            for path in self._paths_by_name.get(suffix.rpartition("/")[2], [])
+            for path in paths_by_name.get(suffix.rpartition("/")[2], [])
             if path == suffix or path.endswith(tail)
         ]
 
