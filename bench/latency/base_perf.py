@@ -1,15 +1,17 @@
 """A pack from a team's published base against the same pack from the local index, side by side.
 
-The work tree must be a clean git checkout (the commit is what is published). Indexes it locally,
-publishes that index to the PostgreSQL at ``--url`` (nothing is written when the commit is already
-there), then runs every SWE-bench Lite problem statement of ``--repo`` through the pipeline twice
-per round, interleaved: once over the local index (SQLite and tantivy) and once over the published
-commit (team/base_snapshot.py, the server at ``--url``). Reported: wall and thread-CPU p50/p95 of
-each, their ratios, the stages, and how many packs are the same (items, order and text; scores
-within 1e-5, since tantivy sums in 32-bit floats).
+One run, on a throw-away PostgreSQL (tests/postgres_server.py, as ``pg_search.py`` starts it): the
+local index of ROOT (a copy of ``--index-dir``, brought up to date, or one built) is published as one
+commit, then every SWE-bench Lite problem statement of ``--repo`` goes through the pipeline
+``--rounds`` times each way, interleaved: over the local index (SQLite and tantivy, its snapshots
+from one pool, as the server reads them) and over the published commit (team/base_snapshot.py, its
+snapshots sharing one ``CommitFacts``, as a server would). Reported: wall and thread-CPU p50/p95 of
+each and their ratios, the stages, and how many packs are the same: in items, order and text, and
+also in scores to within 1e-5 (tantivy sums in 32-bit floats, and publishing redacts the search words
+the local index keeps, which moves every BM25 score a little).
 
-    PYTHONPATH=server .venv/bin/python -m bench.latency.base_perf /path/to/clean/django \\
-        --url postgresql://USER@/DATABASE?host=/SOCKET/FOLDER --index-dir /tmp/django-index
+    PYTHONPATH=server .venv/bin/python -m bench.latency.base_perf /work/benchrepos/qp-django \\
+        --index-dir /work/benchrepos/qp-index
 """
 
 from __future__ import annotations
@@ -17,15 +19,20 @@ from __future__ import annotations
 import argparse
 import json
 import math
+import shutil
 import statistics
-import subprocess
-import sys
+import tempfile
 import time
 from collections.abc import Callable
+from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
+from tests.postgres_server import start
+
 from bench.datasets import OUT_DIR, SWE_LITE, problem_statements
+from bench.latency.pg_search import COMMIT, publish_index, uptime
+from bench.repository import indexed_store
 from bench.stats import median_and_p95, percentile
 from smartctx.core.context import ContextOptions, ContextPack, ContextRequest
 from smartctx.core.tokens import TokenCounter
@@ -34,21 +41,21 @@ from smartctx.retrieval.pipeline import build_context
 from smartctx.store.database import INDEX_FILE_NAME
 from smartctx.store.reader import IndexReader
 from smartctx.store.snapshot import SnapshotPool
-from smartctx.team.base import published_commits
+from smartctx.team.base import PublishedCommit
 from smartctx.team.base_snapshot import BaseSnapshot, CommitFacts
 from smartctx.team.database import READ_APPLICATION, connect, parse_url
 from smartctx.wire.convert import pack_to_wire
 
-REPOSITORY = "bench.invalid/base-perf"
+# The fields of a pack's scores: equal only to within the float noise between the two stores.
+SCORE_FIELDS = ("score", "scoreParts")
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
-    parser.add_argument("root", type=Path, help="a clean git checkout")
-    parser.add_argument("--url", required=True, help="postgresql://… of a server this run may publish to")
-    parser.add_argument("--index-dir", type=Path, required=True, help="the local index's folder")
+    parser.add_argument("root", type=Path)
+    parser.add_argument("--index-dir", type=Path, help="an index of root to copy (else one is built)")
     parser.add_argument(
         "--repo", default="django/django", help="whose SWE-bench Lite statements are the tasks"
     )
@@ -58,41 +65,51 @@ def main() -> None:
     parser.add_argument("--json", type=Path, default=OUT_DIR / "base_perf.json")
     args = parser.parse_args()
     root = args.root.resolve()
-    began = time.perf_counter()
-    published = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "smartctx",
-            "index",
-            str(root),
-            "--index-dir",
-            str(args.index_dir),
-            "--quiet",
-            "--publish",
-            args.url,
-            "--repository",
-            REPOSITORY,
-        ],
-        capture_output=True,
-        text=True,
-        check=True,
-    )
-    print(published.stdout.strip().splitlines()[-1], f"({time.perf_counter() - began:.1f} s with the index)")
     tasks = problem_statements(args.repo, args.data)
-    connection = connect(parse_url(args.url, READ_APPLICATION))
-    (commit, *_) = published_commits(connection, REPOSITORY)
+    load_before = uptime()
+    with tempfile.TemporaryDirectory(prefix="smartctx-base-perf-") as temp:
+        index_dir = Path(temp) / "index"
+        if args.index_dir is not None:
+            shutil.copytree(args.index_dir, index_dir)
+        indexed_store(root, index_dir).close()
+        server = start()
+        try:
+            publish_s, commit_id, _ = publish_index(server, root, index_dir / INDEX_FILE_NAME)
+            print(f"published in {publish_s:.1f} s")
+            commit = PublishedCommit(commit_id, COMMIT, datetime.now(timezone.utc))
+            rows = measure(root, index_dir / INDEX_FILE_NAME, server.url(), commit, tasks, args)
+        finally:
+            server.stop()
+    report(rows, len(tasks))
+    print(f"load: before {load_before}; after {uptime()}")
+    args.json.parent.mkdir(parents=True, exist_ok=True)
+    args.json.write_text(
+        json.dumps(
+            {"date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()), "repo": args.repo, "rows": rows},
+            indent=1,
+        )
+    )
+    print(f"written: {args.json}")
+
+
+def measure(
+    root: Path,
+    index_path: Path,
+    url: str,
+    commit: PublishedCommit,
+    tasks: list[str],
+    args: argparse.Namespace,
+) -> list[dict[str, Any]]:
+    connection = connect(parse_url(url, READ_APPLICATION))
     counter = TokenCounter()
     sources = WorkspaceSources(root)
     options = ContextOptions(budget_tokens=args.budget)
-
     pool = SnapshotPool()
+    # A server keeps one per published commit, as the pool keeps the local index's generation values.
+    facts = CommitFacts()
 
     def local() -> IndexReader:
-        return pool.snapshot(args.index_dir / INDEX_FILE_NAME)
-
-    # A server keeps one per published commit; the local snapshots' pool keeps the same facts.
-    facts = CommitFacts()
+        return pool.snapshot(index_path)
 
     def base() -> IndexReader:
         return BaseSnapshot(connection, commit, facts)
@@ -115,27 +132,20 @@ def main() -> None:
                 else (("base", base), ("local", local))
             )
             runs = {name: timed(task, opener) for name, opener in order}
-            rows.append(
-                {
-                    "round": round_number,
-                    "task": task_number,
-                    **{f"{name}_ms": runs[name][0] for name in runs},
-                    **{f"{name}_cpu_ms": runs[name][1] for name in runs},
-                    **{f"{name}_stages_ms": runs[name][2].timings_ms for name in runs},
-                    # Compared once per task: the later rounds make the same packs.
-                    "same_pack": same_pack(_wire(runs["base"][2]), _wire(runs["local"][2]))
-                    if round_number == 0
-                    else None,
-                }
-            )
+            row: dict[str, Any] = {"round": round_number, "task": task_number}
+            for name, (wall_ms, cpu_ms, pack) in runs.items():
+                row.update(
+                    {f"{name}_ms": wall_ms, f"{name}_cpu_ms": cpu_ms, f"{name}_stages_ms": pack.timings_ms}
+                )
+            if round_number == 0:
+                # Compared once per task: the later rounds make the same packs.
+                base_pack, local_pack = _wire(runs["base"][2]), _wire(runs["local"][2])
+                row["same_items"] = _without_scores(base_pack) == _without_scores(local_pack)
+                row["same_pack"] = same_pack(base_pack, local_pack)
+            rows.append(row)
     connection.close()
     pool.close()
-    report(rows, len(tasks))
-    args.json.parent.mkdir(parents=True, exist_ok=True)
-    args.json.write_text(
-        json.dumps({"date": time.strftime("%Y-%m-%d"), "repo": args.repo, "rows": rows}, indent=2)
-    )
-    print(f"written: {args.json}")
+    return rows
 
 
 def _wire(pack: ContextPack) -> Any:
@@ -145,6 +155,14 @@ def _wire(pack: ContextPack) -> Any:
         metadata.pop(volatile)
     wire["metadata"] = metadata
     return wire
+
+
+def _without_scores(pack: Any) -> Any:
+    if isinstance(pack, dict):
+        return {key: _without_scores(value) for key, value in pack.items() if key not in SCORE_FIELDS}
+    if isinstance(pack, (list, tuple)):
+        return [_without_scores(value) for value in pack]
+    return pack
 
 
 def same_pack(base: Any, local: Any) -> bool:
@@ -179,8 +197,12 @@ def report(rows: list[dict[str, Any]], tasks: int) -> None:
             f" | {statistics.median(base_values):.1f} | {percentile(base_values, 0.95):.1f} | | |"
         )
     print("\n".join(table))
-    same = sum(1 for row in rows if row["same_pack"])
-    print(f"\nsame pack from the base as from the local index: {same} of {tasks} tasks")
+    items = sum(1 for row in rows if row.get("same_items"))
+    same = sum(1 for row in rows if row.get("same_pack"))
+    print(
+        f"\npacks from the base against the local index's, {tasks} tasks: the same items in the same order"
+        f" with the same text {items}; and the same scores within 1e-5 {same}"
+    )
 
 
 if __name__ == "__main__":

@@ -12,6 +12,7 @@ every snapshot of the commit can share.
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
 from types import TracebackType
 from typing import Any
 
@@ -35,23 +36,34 @@ from smartctx.team import lexical
 from smartctx.team.base import PublishedCommit
 from smartctx.team.lexical import SearchedCommit, searched_commit
 
-_NODE_COLUMNS = (
-    "n.node_id, f.path, f.language, n.kind, n.name, n.qualified_name, n.start_line, n.end_line,"
-    " n.signature, n.doc, n.content_hash, n.parent_id, coalesce(s.pagerank, 0), coalesce(s.usage, 0)"
+# A node's columns, its file as an id (CommitFacts names it) and its scores looked up one row at a
+# time: a join would let the planner hash a whole commit's scores to read a few hundred of them.
+_SCORE = (
+    "coalesce((SELECT s.{0} FROM smartctx.scores s"
+    " WHERE s.commit_id = n.commit_id AND s.node_id = n.node_id), 0)"
 )
-_NODE_FROM = (
-    "smartctx.nodes n JOIN smartctx.files f ON f.commit_id = n.commit_id AND f.file_id = n.file_id"
-    " LEFT JOIN smartctx.scores s ON s.commit_id = n.commit_id AND s.node_id = n.node_id"
+_NODE_COLUMNS = (
+    "n.node_id, n.file_id, n.kind, n.name, n.qualified_name, n.start_line, n.end_line, n.signature, n.doc,"
+    f" n.content_hash, n.parent_id, {_SCORE.format('pagerank')}, {_SCORE.format('usage')}"
 )
 # The edge kinds that count as a use of a definition (imports and containment do not), as locally.
 _USE_EDGE_KINDS = ["calls", "references"]
+
+
+@dataclass(frozen=True)
+class CommitFiles:
+    """A published commit's files: path and language by id, id by path, and the paths in order."""
+
+    by_id: dict[int, tuple[str, str]]
+    ids: dict[str, int]
+    paths: list[str]
 
 
 class CommitFacts:
     """What one published commit holds as a whole, read once: it never changes."""
 
     def __init__(self) -> None:
-        self.paths: list[str] | None = None
+        self.files: CommitFiles | None = None
         self.paths_by_name: dict[str, list[str]] | None = None
         self.rows: int | None = None
         self.searched: SearchedCommit | None = None
@@ -93,11 +105,33 @@ class BaseSnapshot:
     def _rows_of(self, query: str, *parameters: Any) -> list[tuple[Any, ...]]:
         return self._db.execute(query, (self._id, *parameters)).fetchall()
 
+    def _files(self) -> CommitFiles:
+        if self._facts.files is None:
+            rows = self._rows_of(
+                "SELECT file_id, path, language FROM smartctx.files WHERE commit_id = %s"
+                ' ORDER BY path COLLATE "C"'
+            )
+            self._facts.files = CommitFiles(
+                {int(file_id): (str(path), str(language)) for file_id, path, language in rows},
+                {str(path): int(file_id) for file_id, path, _ in rows},
+                [str(path) for _, path, _ in rows],
+            )
+        return self._facts.files
+
+    def _file_ids(self, paths: Iterable[str]) -> list[int]:
+        ids = self._files().ids
+        return sorted({ids[path] for path in paths if path in ids})
+
+    def _node(self, row: tuple[Any, ...]) -> NodeRow:
+        """A row of ``_NODE_COLUMNS`` as a NodeRow, its file named."""
+        path, language = self._files().by_id[int(row[1])]
+        return node_row((row[0], path, language, *row[2:]))
+
     def _nodes_where(self, condition: str, *parameters: Any, order: str = "n.node_id") -> list[NodeRow]:
         return [
-            node_row(row)
+            self._node(row)
             for row in self._rows_of(
-                f"SELECT {_NODE_COLUMNS} FROM {_NODE_FROM} WHERE n.commit_id = %s AND {condition}"
+                f"SELECT {_NODE_COLUMNS} FROM smartctx.nodes n WHERE n.commit_id = %s AND {condition}"
                 f" ORDER BY {order}",
                 *parameters,
             )
@@ -145,14 +179,7 @@ class BaseSnapshot:
         return len(self.file_paths())
 
     def file_paths(self) -> list[str]:
-        if self._facts.paths is None:
-            self._facts.paths = [
-                str(path)
-                for (path,) in self._rows_of(
-                    'SELECT path FROM smartctx.files WHERE commit_id = %s ORDER BY path COLLATE "C"'
-                )
-            ]
-        return self._facts.paths
+        return self._files().paths
 
     def nodes(self, node_ids: Iterable[int]) -> list[NodeRow]:
         return self._nodes_where("n.node_id = ANY(%s)", sorted(set(node_ids)))
@@ -184,20 +211,22 @@ class BaseSnapshot:
         )
 
     def module_ids(self, paths: Iterable[str]) -> dict[str, int]:
+        by_id = self._files().by_id
         return {
-            str(path): int(node_id)
-            for path, node_id in self._rows_of(
-                f"SELECT f.path, n.node_id FROM {_NODE_FROM} WHERE n.commit_id = %s AND n.kind = 'module'"
-                " AND f.path = ANY(%s)",
-                sorted(set(paths)),
+            by_id[int(file_id)][0]: int(node_id)
+            for file_id, node_id in self._rows_of(
+                "SELECT file_id, node_id FROM smartctx.nodes WHERE commit_id = %s AND kind = 'module'"
+                " AND file_id = ANY(%s)",
+                self._file_ids(paths),
             )
         }
 
     def paths_of(self, node_ids: Iterable[int]) -> dict[int, str]:
+        by_id = self._files().by_id
         return {
-            int(node_id): str(path)
-            for node_id, path in self._rows_of(
-                f"SELECT n.node_id, f.path FROM {_NODE_FROM} WHERE n.commit_id = %s AND n.node_id = ANY(%s)",
+            int(node_id): by_id[int(file_id)][0]
+            for node_id, file_id in self._rows_of(
+                "SELECT node_id, file_id FROM smartctx.nodes WHERE commit_id = %s AND node_id = ANY(%s)",
                 sorted(set(node_ids)),
             )
         }
@@ -213,8 +242,10 @@ class BaseSnapshot:
         found = set(
             self._edges(
                 "SELECT src_id, dst_id, kind, confidence FROM smartctx.edges WHERE commit_id = %s"
-                " AND (src_id = ANY(%s) OR dst_id = ANY(%s))",
+                " AND src_id = ANY(%s) UNION SELECT src_id, dst_id, kind, confidence FROM smartctx.edges"
+                " WHERE commit_id = %s AND dst_id = ANY(%s)",
                 ids,
+                self._id,
                 ids,
             )
         )
@@ -224,27 +255,32 @@ class BaseSnapshot:
         # The local query's order within each half is SQLite's index order (by rowid of the edge):
         # here by the edge's other end, the same set whenever the node has fewer than ``limit``.
         rows = self._rows_of(
-            "SELECT e.dst_id, e.kind, e.confidence, f.path, n.kind = 'module' FROM"
+            "SELECT e.dst_id, e.kind, e.confidence, n.file_id, n.kind = 'module' FROM"
             " (SELECT dst_id, kind, confidence FROM smartctx.edges WHERE commit_id = %s AND src_id = %s"
             " AND kind != 'contains' ORDER BY dst_id, kind LIMIT %s) e"
-            " LEFT JOIN smartctx.nodes n ON n.commit_id = %s AND n.node_id = e.dst_id"
-            " LEFT JOIN smartctx.files f ON f.commit_id = n.commit_id AND f.file_id = n.file_id",
+            " LEFT JOIN smartctx.nodes n ON n.commit_id = %s AND n.node_id = e.dst_id",
             node_id,
             limit,
             self._id,
         ) + self._rows_of(
-            "SELECT e.src_id, e.kind, e.confidence, f.path, n.kind = 'module' FROM"
+            "SELECT e.src_id, e.kind, e.confidence, n.file_id, n.kind = 'module' FROM"
             " (SELECT src_id, kind, confidence FROM smartctx.edges WHERE commit_id = %s AND dst_id = %s"
             " ORDER BY src_id, kind LIMIT %s) e"
-            " LEFT JOIN smartctx.nodes n ON n.commit_id = %s AND n.node_id = e.src_id"
-            " LEFT JOIN smartctx.files f ON f.commit_id = n.commit_id AND f.file_id = n.file_id",
+            " LEFT JOIN smartctx.nodes n ON n.commit_id = %s AND n.node_id = e.src_id",
             node_id,
             limit,
             self._id,
         )
+        by_id = self._files().by_id
         return [
-            Neighbour(int(other), str(kind), float(confidence), path, int(bool(is_module)))
-            for other, kind, confidence, path, is_module in rows
+            Neighbour(
+                int(other),
+                str(kind),
+                float(confidence),
+                None if file_id is None else by_id[int(file_id)][0],
+                int(bool(is_module)),
+            )
+            for other, kind, confidence, file_id, is_module in rows
         ]
 
     def incoming_edges(self, node_ids: Sequence[int], limit: int) -> tuple[list[EdgeRow], bool]:
@@ -328,8 +364,8 @@ class BaseSnapshot:
 
     def innermost_node_at(self, path: str, line: int) -> NodeRow | None:
         found = self._nodes_where(
-            "f.path = %s AND n.start_line <= %s AND n.end_line >= %s",
-            path,
+            "n.file_id = ANY(%s) AND n.start_line <= %s AND n.end_line >= %s",
+            self._file_ids([path]),
             line,
             line,
             order="(n.end_line - n.start_line), n.kind = 'module', n.node_id LIMIT 1",
@@ -338,25 +374,26 @@ class BaseSnapshot:
 
     def nodes_at(self, path: str, qualified_name: str) -> list[NodeRow]:
         return self._nodes_where(
-            "f.path = %s AND n.qualified_name = %s", path, qualified_name, order="n.start_line, n.node_id"
+            "n.file_id = ANY(%s) AND n.qualified_name = %s",
+            self._file_ids([path]),
+            qualified_name,
+            order="n.start_line, n.node_id",
         )
 
     def reference_targets(self, path: str, line: int, key: str) -> list[NodeRow]:
         return [
-            node_row(row)
+            self._node(row)
             for row in self._rows_of(
-                f"SELECT {_NODE_COLUMNS} FROM smartctx.refs r"
-                " JOIN smartctx.files rf ON rf.commit_id = r.commit_id AND rf.file_id = r.file_id"
-                " JOIN smartctx.edges e ON e.commit_id = r.commit_id AND e.ref_id = r.ref_id"
-                " JOIN smartctx.nodes n ON n.commit_id = r.commit_id AND n.node_id = e.dst_id"
-                " JOIN smartctx.files f ON f.commit_id = n.commit_id AND f.file_id = n.file_id"
-                " LEFT JOIN smartctx.scores s ON s.commit_id = n.commit_id AND s.node_id = n.node_id"
-                " WHERE r.commit_id = %s AND r.key = %s AND r.line = %s AND rf.path = %s"
-                " GROUP BY 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14"
-                " ORDER BY max(e.confidence) DESC, n.node_id",
+                f"SELECT {_NODE_COLUMNS} FROM (SELECT e.dst_id, max(e.confidence) AS confidence"
+                " FROM smartctx.refs r JOIN smartctx.edges e"
+                " ON e.commit_id = r.commit_id AND e.ref_id = r.ref_id"
+                " WHERE r.commit_id = %s AND r.key = %s AND r.line = %s AND r.file_id = ANY(%s)"
+                " GROUP BY e.dst_id) t JOIN smartctx.nodes n ON n.commit_id = %s AND n.node_id = t.dst_id"
+                " ORDER BY t.confidence DESC, n.node_id",
                 key,
                 line,
-                path,
+                self._file_ids([path]),
+                self._id,
             )
         ]
 
@@ -401,31 +438,34 @@ class BaseSnapshot:
     def top_definitions(self, paths: Iterable[str], per_file: int) -> dict[str, list[NodeRow]]:
         """The ``per_file`` most central definitions of each file, as the local snapshot ranks them
         (PageRank, then position, then id)."""
-        chosen: dict[str, list[int]] = {}
-        for path, node_id in self._rows_of(
-            "SELECT path, node_id FROM (SELECT f.path, n.node_id, row_number() OVER (PARTITION BY f.path"
-            " ORDER BY coalesce(s.pagerank, 0) DESC, n.start_line, n.node_id) AS place"
-            f" FROM {_NODE_FROM} WHERE n.commit_id = %s AND f.path = ANY(%s) AND n.kind != 'module') ranked"
-            ' WHERE place <= %s ORDER BY path COLLATE "C", place',
-            sorted(set(paths)),
-            max(0, per_file),
+        by_id = self._files().by_id
+        ranked: dict[str, list[tuple[float, int, int]]] = {}
+        for node_id, file_id, pagerank, start_line in self._rows_of(
+            f"SELECT n.node_id, n.file_id, {_SCORE.format('pagerank')}, n.start_line FROM smartctx.nodes n"
+            " WHERE n.commit_id = %s AND n.file_id = ANY(%s) AND n.kind != 'module'",
+            self._file_ids(paths),
         ):
-            chosen.setdefault(str(path), []).append(int(node_id))
+            ranked.setdefault(by_id[int(file_id)][0], []).append(
+                (-float(pagerank), int(start_line), int(node_id))
+            )
+        chosen = {
+            path: [node_id for _, _, node_id in sorted(entries)[: max(0, per_file)]]
+            for path, entries in sorted(ranked.items())
+        }
         loaded = {node.id: node for node in self.nodes(node_id for ids in chosen.values() for node_id in ids)}
-        return {path: [loaded[node_id] for node_id in ids] for path, ids in chosen.items()}
+        return {path: [loaded[node_id] for node_id in ids] for path, ids in chosen.items() if ids}
 
     def folded_named(self, names: Iterable[str]) -> list[tuple[str, int, NodeRow]]:
         wanted = sorted(set(names))
         if not wanted:
             return []
-        return [
-            (str(row[-2]), int(row[-1]), node_row(row[:-2]))
+        found = [
+            (str(row[-2]), int(row[-1]), self._node(row[:-2]))
             for row in self._rows_of(
                 f"SELECT {_NODE_COLUMNS}, d.name, d.line FROM smartctx.folded d"
                 " JOIN smartctx.nodes n ON n.commit_id = d.commit_id AND n.node_id = d.holder_id"
-                " JOIN smartctx.files f ON f.commit_id = n.commit_id AND f.file_id = n.file_id"
-                " LEFT JOIN smartctx.scores s ON s.commit_id = n.commit_id AND s.node_id = n.node_id"
-                ' WHERE d.commit_id = %s AND d.name = ANY(%s) ORDER BY f.path COLLATE "C", d.line, d.name',
+                " WHERE d.commit_id = %s AND d.name = ANY(%s)",
                 wanted,
             )
         ]
+        return sorted(found, key=lambda folded: (folded[2].path, folded[1], folded[0]))
