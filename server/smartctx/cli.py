@@ -28,6 +28,7 @@ from smartctx.core.context import (
     MAX_FOCUS_FILES,
     TOKENIZERS,
     ContextOptions,
+    ContextPack,
     ContextRequest,
     Focus,
     InvalidRequestError,
@@ -55,6 +56,7 @@ from smartctx.live.sharing import (
 )
 from smartctx.live.status import StatusCounts, WriterInfo
 from smartctx.lsp.framing import DEFAULT_MAX_BODY_BYTES
+from smartctx.parsing.languages import language_for_path
 from smartctx.retrieval.pipeline import build_context
 from smartctx.secrets.log_format import RedactingFormatter
 from smartctx.secrets.redaction import redact, redact_tree
@@ -238,6 +240,21 @@ def _argument_parser() -> argparse.ArgumentParser:
     context.add_argument("--format", choices=("markdown", "json"), default="markdown", help="output format")
     context.add_argument("--quiet", action="store_true", help="no progress bar while indexing")
     _add_wait_argument(context)
+    base = context.add_argument_group("a team's base index (needs smartctx[team]; see the README, For teams)")
+    base.add_argument(
+        "--base",
+        metavar="URL",
+        help=(
+            "answer from the index the team published to PostgreSQL at URL (postgresql://…) for the"
+            " commit checked out, without indexing; a work tree with local files, or a base that cannot"
+            " be reached, is answered from the local index, saying why"
+        ),
+    )
+    base.add_argument(
+        "--repository",
+        metavar="NAME",
+        help="the name the base was published under (default: the origin remote's host/path)",
+    )
     context.set_defaults(handler=_context_command)
 
     status = commands.add_parser("status", help="what the index of a workspace holds")
@@ -529,6 +546,14 @@ def _context_command(args: argparse.Namespace) -> int:
         raise UserError(str(error)) from None
     root = _workspace(args.root)
     focus = _focus(root, args.open, args.recent)
+    request = ContextRequest(task, options.scaled(), focus)
+    history = GitHistory(root) if options.include_prs else None
+    if args.base is not None:
+        pack = _context_from_base(root, args, request, history)
+        if pack is not None:
+            return _print_pack(pack, options, args.format)
+    elif args.repository is not None:
+        raise UserError("--repository goes with --base URL")
     with WriterLock(_index_dir(root, args.index_dir)) as lock:
         store: IndexStore | None = None
         pending = 0
@@ -541,17 +566,56 @@ def _context_command(args: argparse.Namespace) -> int:
                 pending = _writer_pending(lock.index_dir)
             with IndexSnapshot(lock.index_dir / INDEX_FILE_NAME) as snapshot:
                 pack = build_context(
-                    ContextRequest(task, options.scaled(), focus),
+                    request,
                     snapshot,
                     TokenCounter(options.tokenizer),
                     WorkspaceSources(root),
-                    history=GitHistory(root) if options.include_prs else None,
+                    history=history,
                     pending_files=pending,
                 )
         finally:
             if store is not None:
                 store.close()
-    if args.format == "json":
+    return _print_pack(pack, options, args.format)
+
+
+def _context_from_base(
+    root: Path, args: argparse.Namespace, request: ContextRequest, history: GitHistory | None
+) -> ContextPack | None:
+    """The pack from the team's base, or None (having said why on stderr) when the local index must
+    answer."""
+    # Imported here: only --base needs the PostgreSQL driver (smartctx[team]).
+    try:
+        from smartctx.team.reading import open_base
+    except ModuleNotFoundError as error:
+        if error.name is None or not error.name.startswith("psycopg"):
+            raise
+        raise UserError("--base needs the PostgreSQL driver: pip install 'smartctx[team]'") from None
+    reading = open_base(root, args.base, args.repository, _is_source)
+    try:
+        if reading.snapshot is None or reading.choice is None:
+            print(f"smartctx: {reading.fallback}", file=sys.stderr)
+            return None
+        pack = build_context(
+            request,
+            reading.snapshot,
+            TokenCounter(request.options.tokenizer),
+            WorkspaceSources(root),
+            history=history,
+        )
+        print(f"smartctx: answered from {reading.choice.stamp()}", file=sys.stderr)
+        return pack
+    finally:
+        reading.close()
+
+
+def _is_source(path: str) -> bool:
+    """Whether the local index would parse ``path``: a new file of any other kind changes no answer."""
+    return language_for_path(path) is not None
+
+
+def _print_pack(pack: ContextPack, options: ContextOptions, output_format: str) -> int:
+    if output_format == "json":
         print(json.dumps(redact_tree(pack_to_wire(pack)), indent=2, ensure_ascii=False))
     else:
         print(redact(pack.text)[0], end="")

@@ -12,7 +12,8 @@ from dataclasses import dataclass
 
 from smartctx.core.history import IMPACT_GROUPS
 from smartctx.core.model import SymbolKind
-from smartctx.store.snapshot import EdgeRow, IndexSnapshot, NodeRow
+from smartctx.store.reader import IndexReader
+from smartctx.store.snapshot import EdgeRow, NodeRow
 
 # Incoming edges read per hop. A hub's first edges (by stable id) are kept and the answer says it
 # was capped, instead of loading thousands of rows.
@@ -56,7 +57,7 @@ class Impact:
     truncated: bool
 
 
-def impact(snapshot: IndexSnapshot, target: NodeRow, depth: int) -> Impact:
+def impact(snapshot: IndexReader, target: NodeRow, depth: int) -> Impact:
     """Reverse dependencies of ``target`` (and of its direct members: a class's methods), up to
     ``depth`` hops, sorted by (depth, group, path, line, name)."""
     members = snapshot.nodes(snapshot.children([target.id]))

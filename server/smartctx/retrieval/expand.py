@@ -12,7 +12,8 @@ from dataclasses import dataclass
 from typing import NamedTuple
 
 from smartctx.core.model import SymbolKind
-from smartctx.store.snapshot import EdgeRow, IndexSnapshot, NodeRow
+from smartctx.store.reader import IndexReader
+from smartctx.store.snapshot import EdgeRow, NodeRow
 
 # Strength kept per hop, before the edge's own confidence; below 1 so a neighbour never outranks
 # the seed that reached it on lexical grounds.
@@ -46,7 +47,7 @@ class Expansion:
 
 
 def expand(
-    snapshot: IndexSnapshot,
+    snapshot: IndexReader,
     seeds: Mapping[int, float],
     known: Mapping[int, NodeRow],
     hop_depth: int,

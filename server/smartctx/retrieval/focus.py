@@ -34,7 +34,8 @@ from dataclasses import dataclass, field
 from smartctx.core.context import Focus
 from smartctx.core.model import SymbolKind
 from smartctx.retrieval.expand import EDGE_KIND_FACTORS, Expansion, Reach
-from smartctx.store.snapshot import IndexSnapshot, NodeRow
+from smartctx.store.reader import IndexReader
+from smartctx.store.snapshot import NodeRow
 
 # The walk's restart probability: high, so the mass stays within a few hops of the editor.
 RESTART = 0.3
@@ -134,7 +135,7 @@ class FocusRank:
         return Expansion(reached, nodes, expansion.edges)
 
 
-def focus_rank(snapshot: IndexSnapshot, focus: Focus) -> FocusRank:
+def focus_rank(snapshot: IndexReader, focus: Focus) -> FocusRank:
     """The personalised PageRank of ``focus`` over the index graph (empty when nothing is focused)."""
     file_weights = _file_weights(focus)
     if not file_weights:
@@ -199,7 +200,7 @@ def _file_weights(focus: Focus) -> dict[str, float]:
 
 
 def _push(
-    restart: Mapping[int, float], places: dict[int, tuple[str, bool]], snapshot: IndexSnapshot
+    restart: Mapping[int, float], places: dict[int, tuple[str, bool]], snapshot: IndexReader
 ) -> dict[int, float]:
     """Approximate PPR by rounds of pushes; the residual left at the end counts where it is.
     ``places`` holds where the restart nodes are, and learns where each node the walk reaches is."""

@@ -52,7 +52,8 @@ from smartctx.retrieval.pipeline import (
 )
 from smartctx.retrieval.score import KIND_PART, ScoredNode
 from smartctx.retrieval.sources import ChangeHistory, SourceReader
-from smartctx.store.snapshot import EdgeRow, IndexSnapshot, NodeRow
+from smartctx.store.reader import IndexReader
+from smartctx.store.snapshot import EdgeRow, NodeRow
 
 _Item = TypeVar("_Item", BodyItem, SummaryItem)
 
@@ -74,7 +75,7 @@ class FolderIndex:
 
     name: str
     label: str
-    snapshot: IndexSnapshot
+    snapshot: IndexReader
     sources: SourceReader
     focus: Focus = field(default_factory=Focus)
     history: ChangeHistory | None = None

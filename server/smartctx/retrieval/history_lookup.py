@@ -18,7 +18,7 @@ from smartctx.retrieval.diversify import Selection
 from smartctx.retrieval.pack import citation, current_source, node_id
 from smartctx.retrieval.score import ScoredNode
 from smartctx.retrieval.sources import ChangeHistory, SourceReader
-from smartctx.store.snapshot import IndexSnapshot
+from smartctx.store.reader import IndexReader
 
 
 def recent_changes(
@@ -52,7 +52,7 @@ def recent_changes(
     return {key: answer.changes.get(span, ()) for key, span in spans.items()}, warnings
 
 
-def impact_of(snapshot: IndexSnapshot, selection: Selection, depth: int) -> ImpactSection | None:
+def impact_of(snapshot: IndexReader, selection: Selection, depth: int) -> ImpactSection | None:
     """Reverse dependencies of the highest-scoring body (the top summary when there are no
     bodies), or None when nothing was found."""
     top = next(iter([*selection.bodies, *selection.summaries]), None)

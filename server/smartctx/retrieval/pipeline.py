@@ -39,7 +39,8 @@ from smartctx.retrieval.rank_model import RankModel, shipped_model
 from smartctx.retrieval.score import ScoredNode, score
 from smartctx.retrieval.search import SearchResult, search
 from smartctx.retrieval.sources import ChangeHistory, SourceReader
-from smartctx.store.snapshot import EdgeRow, IndexSnapshot, NodeRow
+from smartctx.store.reader import IndexReader
+from smartctx.store.snapshot import EdgeRow, NodeRow
 
 # Files whose folders are searched for ``.gitattributes`` linguist marks (besides the root's): the
 # best whole-text matches, which are the files a mark could move.
@@ -66,7 +67,7 @@ class Ranking:
 
 def rank(
     task_text: str,
-    snapshot: IndexSnapshot,
+    snapshot: IndexReader,
     options: ContextOptions,
     focus: Focus,
     sources: SourceReader,
@@ -103,7 +104,7 @@ def rank(
     return Ranking(found, expansion, ranked, _with_symbols(snapshot, files))
 
 
-def _with_symbols(snapshot: IndexSnapshot, files: list[RankedFile]) -> list[RankedFile]:
+def _with_symbols(snapshot: IndexReader, files: list[RankedFile]) -> list[RankedFile]:
     """The ranked files, those among the first ``FILES_GIVEN_SYMBOLS`` with no ranked definition
     given their most central ones."""
     bare = [file.path for file in files[:FILES_GIVEN_SYMBOLS] if not file.symbols]
@@ -157,7 +158,7 @@ class Candidates:
 
 def build_context(
     request: ContextRequest,
-    snapshot: IndexSnapshot,
+    snapshot: IndexReader,
     counter: TokenCounter,
     sources: SourceReader,
     *,

@@ -14,7 +14,8 @@ from smartctx.core.model import SymbolKind
 from smartctx.retrieval.file_kinds import is_test_path
 from smartctx.retrieval.query import ParsedTask
 from smartctx.retrieval.terms import query_terms
-from smartctx.store.snapshot import IndexSnapshot, NodeRow
+from smartctx.store.reader import IndexReader
+from smartctx.store.snapshot import NodeRow
 
 # Symbol hits read: the candidates, plus a reserve from which the best files add their own.
 SYMBOL_HITS = 600
@@ -52,7 +53,7 @@ class SearchResult:
     file_places: dict[str, int] = field(default_factory=dict)
 
 
-def search(snapshot: IndexSnapshot, task: ParsedTask, candidate_limit: int) -> SearchResult:
+def search(snapshot: IndexReader, task: ParsedTask, candidate_limit: int) -> SearchResult:
     terms = query_terms(snapshot, task)
     hits = snapshot.search(terms.weights, max(SYMBOL_HITS, candidate_limit))
     file_evidence = dict(snapshot.search_files(terms.file_weights, FILE_HITS))
@@ -137,7 +138,7 @@ def search(snapshot: IndexSnapshot, task: ParsedTask, candidate_limit: int) -> S
     )
 
 
-def _module_paths(snapshot: IndexSnapshot, dotted: str) -> list[str]:
+def _module_paths(snapshot: IndexReader, dotted: str) -> list[str]:
     """The indexed files a dotted name names as a module: its longest prefix of at least two
     components that is a module file's path (``a.b.c.D`` is ``a/b/c.py`` or ``a/b/c/__init__.py``
     when there is no ``a/b/c/D.py``)."""
@@ -151,7 +152,7 @@ def _module_paths(snapshot: IndexSnapshot, dotted: str) -> list[str]:
     return []
 
 
-def _indexed_paths(snapshot: IndexSnapshot, path: str) -> list[str]:
+def _indexed_paths(snapshot: IndexReader, path: str) -> list[str]:
     """Indexed files a path from the task stands for: the longest suffix of it that matches."""
     parts = [part for part in path.split("/") if part and part not in {".", ".."}]
     for start in range(len(parts)):

@@ -20,14 +20,15 @@ from smartctx.core.tokens import TokenCounter
 from smartctx.retrieval.pack import citation, current_source, node_id
 from smartctx.retrieval.sources import SourceReader
 from smartctx.secrets.redaction import redact
-from smartctx.store.snapshot import IndexSnapshot, NodeRow
+from smartctx.store.reader import IndexReader
+from smartctx.store.snapshot import NodeRow
 
 # A hover lists at most this many uses; the count says how many there are.
 MAX_HOVER_USES = 5
 ID_SEPARATOR = "::"
 
 
-def find_node(snapshot: IndexSnapshot, wire_id: str) -> NodeRow:
+def find_node(snapshot: IndexReader, wire_id: str) -> NodeRow:
     """The node a pack item's ``id`` (``path::Qualified.name``) names; the first if several do.
 
     A module is named like its file (``report.py::report``), so a function of the same name shares
@@ -48,7 +49,7 @@ def find_node(snapshot: IndexSnapshot, wire_id: str) -> NodeRow:
 
 
 def expand_node(
-    snapshot: IndexSnapshot, sources: SourceReader, counter: TokenCounter, wire_id: str
+    snapshot: IndexReader, sources: SourceReader, counter: TokenCounter, wire_id: str
 ) -> NodeDetail:
     """A node's current source (secrets redacted), found again if its file changed since indexing."""
     node = find_node(snapshot, wire_id)
@@ -82,7 +83,7 @@ def expand_node(
     )
 
 
-def symbol_at(snapshot: IndexSnapshot, path: str, line: int, word: str) -> SymbolSummary | None:
+def symbol_at(snapshot: IndexReader, path: str, line: int, word: str) -> SymbolSummary | None:
     """The definition ``word`` on 1-based ``line`` of ``path`` stands for, or None.
 
     A name used there (a call, a reference, an import) stands for what the index resolved it to,

@@ -19,7 +19,7 @@ from functools import lru_cache
 import snowballstemmer
 
 from smartctx.retrieval.query import ParsedTask
-from smartctx.store.snapshot import IndexSnapshot
+from smartctx.store.reader import IndexReader
 
 # A query has at most this many terms; when a task has more, the rarest are kept, whatever their
 # place in the text. On SWE-bench Lite's stratified 60, capping prose words lower (24) or weighting
@@ -55,7 +55,7 @@ class QueryTerms:
     file_weights: dict[str, int]
 
 
-def query_terms(snapshot: IndexSnapshot, task: ParsedTask) -> QueryTerms:
+def query_terms(snapshot: IndexReader, task: ParsedTask) -> QueryTerms:
     rows = max(1, snapshot.row_count())
     common_above = snapshot.common_cutoff()
     plain_names = {name.lower() for name in task.identifiers if name.isalpha() and name.islower()}

@@ -147,8 +147,9 @@ def _id_chunks(node_ids: Iterable[int], size: int = _IDS_PER_QUERY) -> Iterator[
 _NodeTuple = tuple[int, str, str, str, str, str, int, int, str, str, str, int | None, float, float]
 
 
-def _node(row: Any) -> NodeRow:
-    """A row of ``_NODE_COLUMNS`` as a NodeRow; the columns' SQL types match the fields."""
+def node_row(row: Any) -> NodeRow:
+    """A row of ``_NODE_COLUMNS`` (or a store's columns of the same types, in the same order) as a
+    NodeRow."""
     values: _NodeTuple = row
     node_id, path, language, kind, name, qualified, start, end, signature, doc, digest, parent, rank, use = (
         values
@@ -289,6 +290,32 @@ class SnapshotPool:
             connection.close()
 
 
+def chosen_terms(
+    weighted_terms: Mapping[str, int],
+    keep_common: bool,
+    common_above: int,
+    document_counts: Callable[[Iterable[str], int], dict[str, int]],
+) -> dict[str, int]:
+    """The plain lowercase words of ``weighted_terms`` to query with, each with its greatest weight:
+    those some row holds, less those in more than ``common_above`` rows unless ``keep_common`` (or
+    unless nothing else is left). Every store chooses its terms by this one rule, so that the same
+    task searches for the same words in each."""
+    weights: dict[str, int] = {}
+    for word, weight in weighted_terms.items():
+        for term in _SEARCH_TERM.findall(word.lower()):
+            weights[term] = max(weights.get(term, 0), weight)
+    counts = document_counts(weights, common_above + 1)
+    present = {term: weight for term, weight in weights.items() if counts.get(term)}
+    common = {term for term in present if counts[term] > common_above}
+    chosen = {term: weight for term, weight in present.items() if keep_common or term not in common}
+    return chosen or present
+
+
+def common_cutoff_for(row_count: int) -> int:
+    """A term in more rows than this, of an index of ``row_count`` rows, is too common to search for."""
+    return max(MIN_COMMON_DOCUMENTS, int(MAX_TERM_DOCUMENT_SHARE * row_count))
+
+
 class IndexSnapshot:
     """Read-only queries over one consistent state of the index. Close it (or use ``with``).
 
@@ -383,7 +410,7 @@ class IndexSnapshot:
         rows: list[NodeRow] = []
         for chunk, marks in _id_chunks(node_ids):
             rows.extend(
-                _node(row)
+                node_row(row)
                 for row in self._db.execute(
                     f"SELECT {_NODE_COLUMNS} FROM {_NODE_FROM} WHERE n.id IN ({marks})", chunk
                 )
@@ -392,7 +419,7 @@ class IndexSnapshot:
 
     def nodes_in_file(self, path: str) -> list[NodeRow]:
         return [
-            _node(row)
+            node_row(row)
             for row in self._db.execute(
                 f"SELECT {_NODE_COLUMNS} FROM {_NODE_FROM} WHERE f.path = ? ORDER BY n.start_line, n.id",
                 (path,),
@@ -412,7 +439,7 @@ class IndexSnapshot:
         for row in self._db.execute(
             f"SELECT {_NODE_COLUMNS} FROM {_NODE_FROM} WHERE n.name IN ({marks}) ORDER BY n.id", wanted
         ):
-            node = _node(row)
+            node = node_row(row)
             found.setdefault(node.name, []).append(node)
         return found
 
@@ -436,7 +463,7 @@ class IndexSnapshot:
         """Definitions named ``name`` whose qualified name ends with ``qualified_suffix`` (a dotted
         mention such as ``QuerySet.bulk_create``), by id."""
         return [
-            _node(row)
+            node_row(row)
             for row in self._db.execute(
                 f"SELECT {_NODE_COLUMNS} FROM {_NODE_FROM} WHERE n.name = ?"
                 " AND substr(n.qualified_name, -length(?2)) = ?2 ORDER BY n.id",
@@ -576,20 +603,11 @@ class IndexSnapshot:
         Memoised per snapshot, since a request searches symbols and files alike. ``keep_common``
         keeps the terms too common for the symbol index (see :meth:`search_files`)."""
         key = (*sorted(weighted_terms.items()), ("", int(keep_common)))
-        if key in self._queries:
-            return self._queries[key]
-        weights: dict[str, int] = {}
-        for word, weight in weighted_terms.items():
-            for term in _SEARCH_TERM.findall(word.lower()):
-                weights[term] = max(weights.get(term, 0), weight)
-        common_above = self.common_cutoff()
-        counts = self.document_counts(weights, common_above + 1)
-        present = {term: weight for term, weight in weights.items() if counts.get(term)}
-        common = {term for term in present if counts[term] > common_above}
-        chosen = {term: weight for term, weight in present.items() if keep_common or term not in common}
-        chosen = chosen or present
-        self._queries[key] = chosen
-        return chosen
+        if key not in self._queries:
+            self._queries[key] = chosen_terms(
+                weighted_terms, keep_common, self.common_cutoff(), self.document_counts
+            )
+        return self._queries[key]
 
     def search_files(self, weighted_terms: Mapping[str, int], limit: int) -> list[tuple[str, float]]:
         """Files by BM25 over their whole text (best first, ties by path). Terms too common for
@@ -626,7 +644,7 @@ class IndexSnapshot:
 
     def common_cutoff(self) -> int:
         """A term in more rows than this is too common to search for."""
-        return max(MIN_COMMON_DOCUMENTS, int(MAX_TERM_DOCUMENT_SHARE * self.row_count()))
+        return common_cutoff_for(self.row_count())
 
     def row_count(self) -> int:
         values = self._values
@@ -645,12 +663,12 @@ class IndexSnapshot:
             " ORDER BY (n.end_line - n.start_line), n.kind = 'module', n.id LIMIT 1",
             (path, line, line),
         ).fetchone()
-        return None if row is None else _node(row)
+        return None if row is None else node_row(row)
 
     def nodes_at(self, path: str, qualified_name: str) -> list[NodeRow]:
         """The definitions in ``path`` with this qualified name, first in the file first."""
         return [
-            _node(row)
+            node_row(row)
             for row in self._db.execute(
                 f"SELECT {_NODE_COLUMNS} FROM {_NODE_FROM} WHERE f.path = ? AND n.qualified_name = ?"
                 " ORDER BY n.start_line, n.id",
@@ -661,7 +679,7 @@ class IndexSnapshot:
     def reference_targets(self, path: str, line: int, key: str) -> list[NodeRow]:
         """What the references named ``key`` on ``line`` of ``path`` resolved to, most confident first."""
         return [
-            _node(row)
+            node_row(row)
             for row in self._db.execute(
                 f"SELECT {_NODE_COLUMNS} FROM refs r JOIN files rf ON rf.id = r.file_id"
                 " JOIN edges e ON e.ref_id = r.id"
@@ -753,7 +771,7 @@ class IndexSnapshot:
             return []
         marks = ",".join("?" * len(wanted))
         return [
-            (str(row[-2]), int(row[-1]), _node(row[:-2]))
+            (str(row[-2]), int(row[-1]), node_row(row[:-2]))
             for row in self._db.execute(
                 f"SELECT {_NODE_COLUMNS}, d.name, d.line FROM folded d JOIN nodes n ON n.id = d.holder_id"
                 " JOIN files f ON f.id = n.file_id LEFT JOIN scores s ON s.node_id = n.id"

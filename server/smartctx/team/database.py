@@ -33,7 +33,9 @@ _KEEPALIVE_SETTINGS = {
     "keepalives_interval": "10",
     "keepalives_count": "3",
 }
-APPLICATION_NAME = "smartctx publish"
+# How the server names smartctx's sessions (pg_stat_activity): a publisher, or an editor reading a base.
+PUBLISH_APPLICATION = "smartctx publish"
+READ_APPLICATION = "smartctx base"
 # Serialises schema creation between publishers that find none (pg_advisory_xact_lock's key).
 _SCHEMA_LOCK_KEY = 0x736D617274637478  # "smartctx"
 _PASSWORD_IN_URL = re.compile(r"(//[^:/@\s]*:)[^@\s]*@")
@@ -51,9 +53,9 @@ class DatabaseAddress:
     display: str
 
 
-def parse_url(url: str) -> DatabaseAddress:
-    """The connection parameters of a ``postgresql://`` URL, with smartctx's time limits added where
-    it sets none."""
+def parse_url(url: str, application: str = PUBLISH_APPLICATION) -> DatabaseAddress:
+    """The connection parameters of a ``postgresql://`` URL, with smartctx's time limits and
+    ``application`` name added where it sets none."""
     if not url.startswith(URL_SCHEMES):
         raise TeamDatabaseError(
             f"{_without_password(url)!r} is not a PostgreSQL URL: give postgresql://USER@HOST:PORT/DATABASE"
@@ -67,7 +69,7 @@ def parse_url(url: str) -> DatabaseAddress:
         ) from None
     parameters = {
         "connect_timeout": str(CONNECT_TIMEOUT_S),
-        "application_name": APPLICATION_NAME,
+        "application_name": application,
         **_KEEPALIVE_SETTINGS,
         **given,
     }

@@ -66,12 +66,15 @@ COMMIT_TABLES = (
     "file_lengths",
 )
 
-# The tables a lexical search reads (team/lexical.py), vacuumed and analyzed before a commit becomes
-# visible: a search reads only the postings' index, which PostgreSQL does without visiting the table
-# only on pages a VACUUM has marked all-visible, and its plans need the tables' statistics. On django,
-# a task's searches took p50 289 ms on a commit just copied and 37 ms once vacuumed, for under a
-# second of VACUUM (bench/latency/pg_search.py, bench/HISTORY.md); autovacuum gets there, but later.
-# A role that does not own the tables gets a warning from VACUUM, not an error.
+# The tables a lexical search reads (team/lexical.py). Every table of a commit is vacuumed and
+# analyzed before the commit becomes visible: a search reads only the postings' index, which
+# PostgreSQL does without visiting the table only on pages a VACUUM has marked all-visible, and every
+# plan needs the tables' statistics. On django, a task's searches took p50 289 ms on a commit just
+# copied and 37 ms once vacuumed (bench/latency/pg_search.py); without statistics, looking up a few
+# hundred definitions by id read all 44k of the commit's (9 ms, against 1 ms with them), and a
+# pack from the base took 4.6 times the local index's time instead of about 2
+# (bench/latency/base_perf.py, bench/HISTORY.md). Autovacuum gets there, but later. A role that
+# does not own the tables gets a warning from VACUUM, not an error.
 SEARCH_TABLES = ("symbol_postings", "symbol_lengths", "file_postings", "file_lengths")
 
 
@@ -140,8 +143,8 @@ def publish(
         # rows are flushed, and after copies committed asynchronously it marked none of them.
         connection.execute("SET synchronous_commit = on")
         rows = _write_rows(connection, address, export, root, commit_id)
-        with reported(address, "vacuuming the search tables"):
-            for table in SEARCH_TABLES:
+        with reported(address, "vacuuming the tables"):
+            for table in COMMIT_TABLES:
                 connection.execute(sql.SQL("VACUUM (ANALYZE) smartctx.{}").format(sql.Identifier(table)))
         with reported(address, "marking the commit complete"), connection.transaction():
             connection.execute(

@@ -1,0 +1,125 @@
+"""Which published commit an editor starts from, and which of its files the work tree changed.
+
+The base is the published commit nearest to HEAD among its ancestors: the fewer commits apart, the
+fewer files an editor must index itself. A published commit this clone has not fetched is no
+ancestor it can prove, so it is passed over. What differs from the base is asked of git, which
+already knows without reading every file: ``git diff <base>`` lists the tracked paths whose work
+tree content is not the base's (commits since, staged and unstaged edits, deletions) and
+``git ls-files --others --exclude-standard`` the new files git does not ignore. Everything else in
+the work tree is byte for byte the base's, so the base's rows for it hold.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from datetime import datetime
+from pathlib import Path
+
+import psycopg
+from psycopg.rows import TupleRow
+
+from smartctx.history.git import GitError, run_git
+
+# Characters of a commit's sha in messages and stamps, as git's own short form.
+SHORT_SHA = 7
+
+
+@dataclass(frozen=True)
+class PublishedCommit:
+    commit_id: int
+    sha: str
+    completed_at: datetime
+
+
+@dataclass(frozen=True)
+class BaseChoice:
+    """The base for a work tree, and the work tree's source files that are not the base's."""
+
+    commit: PublishedCommit
+    # Commits from the base to HEAD.
+    behind: int
+    # Source files whose content is not the base's, or that the base does not hold.
+    changed: tuple[str, ...]
+    # Files of the base that are gone from the work tree.
+    deleted: tuple[str, ...]
+
+    @property
+    def local_files(self) -> int:
+        return len(self.changed) + len(self.deleted)
+
+    def stamp(self) -> str:
+        """The freshness stamp that names both halves of an answer: ``base a1b2c3d + 37 local files``."""
+        local = self.local_files
+        return f"base {self.commit.sha[:SHORT_SHA]} + {local:,} local file{'' if local == 1 else 's'}"
+
+
+def published_commits(connection: psycopg.Connection[TupleRow], repository: str) -> list[PublishedCommit]:
+    """The repository's complete commits, newest first (none when it was never published)."""
+    exists = connection.execute("SELECT to_regclass('smartctx.commits')").fetchone()
+    if exists is None or exists[0] is None:
+        return []
+    return [
+        PublishedCommit(int(commit_id), str(sha), completed_at)
+        for commit_id, sha, completed_at in connection.execute(
+            "SELECT c.id, c.sha, c.completed_at FROM smartctx.commits c"
+            " JOIN smartctx.repositories r ON r.id = c.repository_id"
+            " WHERE r.identity = %s AND c.complete ORDER BY c.completed_at DESC, c.id DESC",
+            (repository,),
+        )
+    ]
+
+
+def choose_base(
+    root: Path,
+    commits: list[PublishedCommit],
+    base_paths: Callable[[PublishedCommit], frozenset[str]],
+    is_source: Callable[[str], bool],
+) -> BaseChoice | None:
+    """The published commit nearest to HEAD among its ancestors, with the work tree's differences
+    from it; None when no published commit is an ancestor (or git cannot tell).
+
+    ``base_paths`` lists the files a commit's index holds; ``is_source`` tells a file the local
+    index would take from one it never would (a new README.txt differs from nothing indexed).
+    """
+    nearest: tuple[int, PublishedCommit] | None = None
+    for commit in commits:
+        behind = _commits_behind(root, commit.sha)
+        if behind is not None and (nearest is None or behind < nearest[0]):
+            nearest = (behind, commit)
+    if nearest is None:
+        return None
+    behind, commit = nearest
+    try:
+        differing = _tracked_differences(root, commit.sha)
+        untracked = _paths(run_git(root, ["ls-files", "-z", "--others", "--exclude-standard"]))
+    except GitError:
+        return None
+    held = base_paths(commit)
+    deleted = sorted(path for path, gone in differing.items() if gone and path in held)
+    changed = sorted(
+        path
+        for path in {*(path for path, gone in differing.items() if not gone), *untracked}
+        if path in held or is_source(path)
+    )
+    return BaseChoice(commit, behind, tuple(changed), tuple(deleted))
+
+
+def _commits_behind(root: Path, sha: str) -> int | None:
+    """How many commits HEAD is ahead of ``sha``, or None when ``sha`` is no ancestor of HEAD here."""
+    try:
+        run_git(root, ["merge-base", "--is-ancestor", sha, "HEAD"])
+        return int(run_git(root, ["rev-list", "--count", f"{sha}..HEAD"]).decode().strip())
+    except (GitError, ValueError):
+        return None
+
+
+def _tracked_differences(root: Path, sha: str) -> dict[str, bool]:
+    """Tracked paths whose work tree content is not ``sha``'s, each with whether it is gone."""
+    listing = run_git(root, ["diff", "--name-status", "-z", "--no-renames", "--no-ext-diff", sha])
+    fields = _paths(listing)
+    return {path: status.startswith("D") for status, path in zip(fields[::2], fields[1::2], strict=True)}
+
+
+def _paths(listing: bytes) -> list[str]:
+    return [field for field in listing.decode("utf-8", "surrogateescape").split("\0") if field]

@@ -1,0 +1,471 @@
+"""A published commit read as an index: the queries retrieval asks (store/reader.py), answered by
+PostgreSQL.
+
+Each query is the local snapshot's (store/snapshot.py) over the same rows, keyed by the commit, so a
+pack built from a published commit is the pack a local index of that tree gives. A snapshot reads in
+one read-only REPEATABLE READ transaction: a publisher that prunes this commit meanwhile changes
+nothing it sees. A published commit never changes once complete, so what a snapshot learns about
+the commit as a whole (its paths, its number of definitions) is kept in :class:`CommitFacts`, which
+every snapshot of the commit can share.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from types import TracebackType
+from typing import Any
+
+import psycopg
+from psycopg import IsolationLevel
+from psycopg.rows import TupleRow
+
+from smartctx.store.snapshot import (
+    EdgeRow,
+    IndexStats,
+    Neighbour,
+    NodeRow,
+    SearchHit,
+    Use,
+    Uses,
+    chosen_terms,
+    common_cutoff_for,
+    node_row,
+)
+from smartctx.team import lexical
+from smartctx.team.base import PublishedCommit
+from smartctx.team.lexical import SearchedCommit, searched_commit
+
+# A node's columns, its file as an id (CommitFacts names it) and its scores looked up one row at a
+# time: a join would let the planner hash a whole commit's scores to read a few hundred of them.
+_SCORE = (
+    "coalesce((SELECT s.{0} FROM smartctx.scores s"
+    " WHERE s.commit_id = n.commit_id AND s.node_id = n.node_id), 0)"
+)
+_NODE_COLUMNS = (
+    "n.node_id, n.file_id, n.kind, n.name, n.qualified_name, n.start_line, n.end_line, n.signature, n.doc,"
+    f" n.content_hash, n.parent_id, {_SCORE.format('pagerank')}, {_SCORE.format('usage')}"
+)
+# The edge kinds that count as a use of a definition (imports and containment do not), as locally.
+_USE_EDGE_KINDS = ["calls", "references"]
+
+
+@dataclass(frozen=True)
+class CommitFiles:
+    """A published commit's files: path and language by id, id by path, and the paths in order."""
+
+    by_id: dict[int, tuple[str, str]]
+    ids: dict[str, int]
+    paths: list[str]
+
+
+class CommitFacts:
+    """What one published commit holds as a whole, read once: it never changes."""
+
+    def __init__(self) -> None:
+        self.files: CommitFiles | None = None
+        self.paths_by_name: dict[str, list[str]] | None = None
+        self.rows: int | None = None
+        self.searched: SearchedCommit | None = None
+
+
+class BaseSnapshot:
+    """Read-only queries over one published commit. Close it (or use ``with``); it ends its
+    transaction, and the connection stays the caller's."""
+
+    def __init__(
+        self,
+        connection: psycopg.Connection[TupleRow],
+        commit: PublishedCommit,
+        facts: CommitFacts | None = None,
+    ) -> None:
+        """``facts`` are the commit's, shared with its other snapshots; a new set when not given."""
+        self._db = connection
+        self._commit = commit
+        self._id = commit.commit_id
+        self._facts = facts if facts is not None else CommitFacts()
+        self._queries: dict[tuple[tuple[str, int], ...], dict[str, int]] = {}
+        self._counts: dict[tuple[str, int], int] = {}
+        connection.autocommit = False
+        connection.isolation_level = IsolationLevel.REPEATABLE_READ
+        connection.read_only = True
+
+    def __enter__(self) -> BaseSnapshot:
+        return self
+
+    def __exit__(
+        self, kind: type[BaseException] | None, error: BaseException | None, trace: TracebackType | None
+    ) -> None:
+        self.close()
+
+    def close(self) -> None:
+        if not self._db.closed:
+            self._db.rollback()
+
+    def _rows_of(self, query: str, *parameters: Any) -> list[tuple[Any, ...]]:
+        return self._db.execute(query, (self._id, *parameters)).fetchall()
+
+    def _files(self) -> CommitFiles:
+        if self._facts.files is None:
+            rows = self._rows_of(
+                "SELECT file_id, path, language FROM smartctx.files WHERE commit_id = %s"
+                ' ORDER BY path COLLATE "C"'
+            )
+            self._facts.files = CommitFiles(
+                {int(file_id): (str(path), str(language)) for file_id, path, language in rows},
+                {str(path): int(file_id) for file_id, path, _ in rows},
+                [str(path) for _, path, _ in rows],
+            )
+        return self._facts.files
+
+    def _file_ids(self, paths: Iterable[str]) -> list[int]:
+        ids = self._files().ids
+        return sorted({ids[path] for path in paths if path in ids})
+
+    def _node(self, row: tuple[Any, ...]) -> NodeRow:
+        """A row of ``_NODE_COLUMNS`` as a NodeRow, its file named."""
+        path, language = self._files().by_id[int(row[1])]
+        return node_row((row[0], path, language, *row[2:]))
+
+    def _nodes_where(self, condition: str, *parameters: Any, order: str = "n.node_id") -> list[NodeRow]:
+        return [
+            self._node(row)
+            for row in self._rows_of(
+                f"SELECT {_NODE_COLUMNS} FROM smartctx.nodes n WHERE n.commit_id = %s AND {condition}"
+                f" ORDER BY {order}",
+                *parameters,
+            )
+        ]
+
+    def meta(self, key: str) -> str | None:
+        """The local index's meta values a pack reports: the commit as the git head, and when the
+        commit was published as the last update."""
+        if key == "git_head":
+            return self._commit.sha
+        if key == "last_indexed":
+            return self._commit.completed_at.isoformat(timespec="seconds")
+        return None
+
+    def stats(self) -> IndexStats:
+        def count(query: str) -> int:
+            return int(self._rows_of(query)[0][0])
+
+        return IndexStats(
+            files=self.stats_files(),
+            nodes=count("SELECT count(*) FROM smartctx.nodes WHERE commit_id = %s"),
+            edges=count("SELECT count(*) FROM smartctx.edges WHERE commit_id = %s"),
+            references=count("SELECT count(*) FROM smartctx.refs WHERE commit_id = %s"),
+            unresolved_references=count(
+                "SELECT count(*) FROM smartctx.refs r WHERE r.commit_id = %s AND NOT EXISTS"
+                " (SELECT 1 FROM smartctx.edges e WHERE e.commit_id = r.commit_id AND e.ref_id = r.ref_id)"
+            ),
+            files_by_language={
+                str(language): int(number)
+                for language, number in self._rows_of(
+                    "SELECT language, count(*) FROM smartctx.files WHERE commit_id = %s"
+                    " GROUP BY language ORDER BY language"
+                )
+            },
+            files_with_errors=count(
+                "SELECT count(*) FROM smartctx.files WHERE commit_id = %s AND has_errors"
+            ),
+            # A commit is published only once every reference is resolved and its scores computed.
+            pending_references=0,
+            scores_dirty=False,
+            folded_definitions=count("SELECT count(*) FROM smartctx.folded WHERE commit_id = %s"),
+        )
+
+    def stats_files(self) -> int:
+        return len(self.file_paths())
+
+    def file_paths(self) -> list[str]:
+        return self._files().paths
+
+    def nodes(self, node_ids: Iterable[int]) -> list[NodeRow]:
+        return self._nodes_where("n.node_id = ANY(%s)", sorted(set(node_ids)))
+
+    def nodes_with_names(self, names: Iterable[str]) -> dict[str, list[NodeRow]]:
+        found: dict[str, list[NodeRow]] = {}
+        wanted = sorted(set(names))
+        if wanted:
+            for node in self._nodes_where("n.name = ANY(%s)", wanted):
+                found.setdefault(node.name, []).append(node)
+        return found
+
+    def definition_counts(self, names: Iterable[str]) -> dict[str, int]:
+        return {
+            str(name): int(number)
+            for name, number in self._rows_of(
+                "SELECT name, count(*) FROM smartctx.nodes WHERE commit_id = %s AND name = ANY(%s)"
+                " AND kind != 'module' GROUP BY name",
+                sorted(set(names)),
+            )
+        }
+
+    def nodes_named_within(self, name: str, qualified_suffix: str) -> list[NodeRow]:
+        return self._nodes_where(
+            "n.name = %s AND right(n.qualified_name, length(%s)) = %s",
+            name,
+            qualified_suffix,
+            qualified_suffix,
+        )
+
+    def module_ids(self, paths: Iterable[str]) -> dict[str, int]:
+        by_id = self._files().by_id
+        return {
+            by_id[int(file_id)][0]: int(node_id)
+            for file_id, node_id in self._rows_of(
+                "SELECT file_id, node_id FROM smartctx.nodes WHERE commit_id = %s AND kind = 'module'"
+                " AND file_id = ANY(%s)",
+                self._file_ids(paths),
+            )
+        }
+
+    def paths_of(self, node_ids: Iterable[int]) -> dict[int, str]:
+        by_id = self._files().by_id
+        return {
+            int(node_id): by_id[int(file_id)][0]
+            for node_id, file_id in self._rows_of(
+                "SELECT node_id, file_id FROM smartctx.nodes WHERE commit_id = %s AND node_id = ANY(%s)",
+                sorted(set(node_ids)),
+            )
+        }
+
+    def _edges(self, query: str, *parameters: Any) -> list[EdgeRow]:
+        return [
+            EdgeRow(int(src), int(dst), str(kind), float(confidence))
+            for src, dst, kind, confidence in self._rows_of(query, *parameters)
+        ]
+
+    def edges_touching(self, node_ids: Sequence[int]) -> list[EdgeRow]:
+        ids = sorted(set(node_ids))
+        found = set(
+            self._edges(
+                "SELECT src_id, dst_id, kind, confidence FROM smartctx.edges WHERE commit_id = %s"
+                " AND src_id = ANY(%s) UNION SELECT src_id, dst_id, kind, confidence FROM smartctx.edges"
+                " WHERE commit_id = %s AND dst_id = ANY(%s)",
+                ids,
+                self._id,
+                ids,
+            )
+        )
+        return sorted(found, key=lambda edge: (edge.src_id, edge.dst_id, edge.kind))
+
+    def neighbours(self, node_id: int, limit: int) -> list[Neighbour]:
+        # The local query's order within each half is SQLite's index order (by rowid of the edge):
+        # here by the edge's other end, the same set whenever the node has fewer than ``limit``.
+        rows = self._rows_of(
+            "SELECT e.dst_id, e.kind, e.confidence, n.file_id, n.kind = 'module' FROM"
+            " (SELECT dst_id, kind, confidence FROM smartctx.edges WHERE commit_id = %s AND src_id = %s"
+            " AND kind != 'contains' ORDER BY dst_id, kind LIMIT %s) e"
+            " LEFT JOIN smartctx.nodes n ON n.commit_id = %s AND n.node_id = e.dst_id",
+            node_id,
+            limit,
+            self._id,
+        ) + self._rows_of(
+            "SELECT e.src_id, e.kind, e.confidence, n.file_id, n.kind = 'module' FROM"
+            " (SELECT src_id, kind, confidence FROM smartctx.edges WHERE commit_id = %s AND dst_id = %s"
+            " ORDER BY src_id, kind LIMIT %s) e"
+            " LEFT JOIN smartctx.nodes n ON n.commit_id = %s AND n.node_id = e.src_id",
+            node_id,
+            limit,
+            self._id,
+        )
+        by_id = self._files().by_id
+        return [
+            Neighbour(
+                int(other),
+                str(kind),
+                float(confidence),
+                None if file_id is None else by_id[int(file_id)][0],
+                int(bool(is_module)),
+            )
+            for other, kind, confidence, file_id, is_module in rows
+        ]
+
+    def incoming_edges(self, node_ids: Sequence[int], limit: int) -> tuple[list[EdgeRow], bool]:
+        found = self._edges(
+            "SELECT src_id, dst_id, kind, max(confidence) FROM smartctx.edges WHERE commit_id = %s"
+            " AND dst_id = ANY(%s) AND kind != 'contains' GROUP BY dst_id, src_id, kind"
+            " ORDER BY dst_id, src_id, kind LIMIT %s",
+            sorted(set(node_ids)),
+            limit + 1,
+        )
+        return (found[:limit], False) if len(found) > limit else (found, True)
+
+    def children(self, node_ids: Sequence[int]) -> list[int]:
+        return [
+            int(node_id)
+            for (node_id,) in self._rows_of(
+                "SELECT dst_id FROM smartctx.edges WHERE commit_id = %s AND src_id = ANY(%s)"
+                " AND kind = 'contains' ORDER BY dst_id",
+                sorted(set(node_ids)),
+            )
+        ]
+
+    def search(self, weighted_terms: Mapping[str, int], limit: int) -> list[SearchHit]:
+        terms = self._query_terms(weighted_terms, keep_common=False)
+        if not terms or limit <= 0:
+            return []
+        return [
+            SearchHit(node_id, score)
+            for node_id, score in lexical.search_symbols(self._db, self._searched(), terms, limit)
+        ]
+
+    def search_files(self, weighted_terms: Mapping[str, int], limit: int) -> list[tuple[str, float]]:
+        terms = self._query_terms(weighted_terms, keep_common=True)
+        if not terms or limit <= 0:
+            return []
+        hits = lexical.search_files(self._db, self._searched(), terms, limit)
+        paths = dict(
+            self._rows_of(
+                "SELECT file_id, path FROM smartctx.files WHERE commit_id = %s AND file_id = ANY(%s)",
+                [file_id for file_id, _ in hits],
+            )
+        )
+        return sorted(
+            ((str(paths[file_id]), score) for file_id, score in hits), key=lambda hit: (-hit[1], hit[0])
+        )
+
+    def _searched(self) -> SearchedCommit:
+        if self._facts.searched is None:
+            self._facts.searched = searched_commit(self._db, self._id)
+        return self._facts.searched
+
+    def _query_terms(self, weighted_terms: Mapping[str, int], keep_common: bool) -> dict[str, int]:
+        key = (*sorted(weighted_terms.items()), ("", int(keep_common)))
+        if key not in self._queries:
+            self._queries[key] = chosen_terms(
+                weighted_terms, keep_common, self.common_cutoff(), self.document_counts
+            )
+        return self._queries[key]
+
+    def document_counts(self, terms: Iterable[str], at_most: int) -> dict[str, int]:
+        wanted = sorted({term for term in terms if (term, at_most) not in self._counts})
+        if wanted:
+            counted = lexical.document_counts(self._db, self._searched(), wanted, at_most)
+            for term in wanted:
+                self._counts[(term, at_most)] = counted.get(term, 0)
+        return {
+            term: self._counts[(term, at_most)]
+            for term in sorted(set(terms))
+            if self._counts[(term, at_most)]
+        }
+
+    def common_cutoff(self) -> int:
+        return common_cutoff_for(self.row_count())
+
+    def row_count(self) -> int:
+        if self._facts.rows is None:
+            self._facts.rows = int(
+                self._rows_of("SELECT count(*) FROM smartctx.nodes WHERE commit_id = %s")[0][0]
+            )
+        return self._facts.rows
+
+    def innermost_node_at(self, path: str, line: int) -> NodeRow | None:
+        found = self._nodes_where(
+            "n.file_id = ANY(%s) AND n.start_line <= %s AND n.end_line >= %s",
+            self._file_ids([path]),
+            line,
+            line,
+            order="(n.end_line - n.start_line), n.kind = 'module', n.node_id LIMIT 1",
+        )
+        return found[0] if found else None
+
+    def nodes_at(self, path: str, qualified_name: str) -> list[NodeRow]:
+        return self._nodes_where(
+            "n.file_id = ANY(%s) AND n.qualified_name = %s",
+            self._file_ids([path]),
+            qualified_name,
+            order="n.start_line, n.node_id",
+        )
+
+    def reference_targets(self, path: str, line: int, key: str) -> list[NodeRow]:
+        return [
+            self._node(row)
+            for row in self._rows_of(
+                f"SELECT {_NODE_COLUMNS} FROM (SELECT e.dst_id, max(e.confidence) AS confidence"
+                " FROM smartctx.refs r JOIN smartctx.edges e"
+                " ON e.commit_id = r.commit_id AND e.ref_id = r.ref_id"
+                " WHERE r.commit_id = %s AND r.key = %s AND r.line = %s AND r.file_id = ANY(%s)"
+                " GROUP BY e.dst_id) t JOIN smartctx.nodes n ON n.commit_id = %s AND n.node_id = t.dst_id"
+                " ORDER BY t.confidence DESC, n.node_id",
+                key,
+                line,
+                self._file_ids([path]),
+                self._id,
+            )
+        ]
+
+    def uses_of(self, node_id: int, top: int) -> Uses:
+        uses = (
+            "FROM smartctx.edges e JOIN smartctx.refs r ON r.commit_id = e.commit_id AND r.ref_id = e.ref_id"
+            " JOIN smartctx.nodes n ON n.commit_id = e.commit_id AND n.node_id = e.src_id"
+            " JOIN smartctx.files f ON f.commit_id = n.commit_id AND f.file_id = n.file_id"
+            " LEFT JOIN smartctx.scores s ON s.commit_id = n.commit_id AND s.node_id = n.node_id"
+            " WHERE e.commit_id = %s AND e.dst_id = %s AND e.kind = ANY(%s)"
+        )
+        ((count, files),) = self._rows_of(
+            f"SELECT count(*), count(DISTINCT f.path) {uses}", node_id, _USE_EDGE_KINDS
+        )
+        rows = self._rows_of(
+            f"SELECT f.path, r.line, n.qualified_name {uses}"
+            ' ORDER BY coalesce(s.pagerank, 0) DESC, f.path COLLATE "C", r.line LIMIT %s',
+            node_id,
+            _USE_EDGE_KINDS,
+            top,
+        )
+        return Uses(
+            int(count),
+            int(files),
+            tuple(Use(str(path), int(line), str(qualified)) for path, line, qualified in rows),
+        )
+
+    def paths_ending_with(self, suffix: str) -> list[str]:
+        paths_by_name = self._facts.paths_by_name
+        if paths_by_name is None:
+            paths_by_name = {}
+            for path in self.file_paths():
+                paths_by_name.setdefault(path.rpartition("/")[2], []).append(path)
+            self._facts.paths_by_name = paths_by_name
+        tail = "/" + suffix
+        return [
+            path
+            for path in paths_by_name.get(suffix.rpartition("/")[2], [])
+            if path == suffix or path.endswith(tail)
+        ]
+
+    def top_definitions(self, paths: Iterable[str], per_file: int) -> dict[str, list[NodeRow]]:
+        """The ``per_file`` most central definitions of each file, as the local snapshot ranks them
+        (PageRank, then position, then id)."""
+        by_id = self._files().by_id
+        ranked: dict[str, list[tuple[float, int, int]]] = {}
+        for node_id, file_id, pagerank, start_line in self._rows_of(
+            f"SELECT n.node_id, n.file_id, {_SCORE.format('pagerank')}, n.start_line FROM smartctx.nodes n"
+            " WHERE n.commit_id = %s AND n.file_id = ANY(%s) AND n.kind != 'module'",
+            self._file_ids(paths),
+        ):
+            ranked.setdefault(by_id[int(file_id)][0], []).append(
+                (-float(pagerank), int(start_line), int(node_id))
+            )
+        chosen = {
+            path: [node_id for _, _, node_id in sorted(entries)[: max(0, per_file)]]
+            for path, entries in sorted(ranked.items())
+        }
+        loaded = {node.id: node for node in self.nodes(node_id for ids in chosen.values() for node_id in ids)}
+        return {path: [loaded[node_id] for node_id in ids] for path, ids in chosen.items() if ids}
+
+    def folded_named(self, names: Iterable[str]) -> list[tuple[str, int, NodeRow]]:
+        wanted = sorted(set(names))
+        if not wanted:
+            return []
+        found = [
+            (str(row[-2]), int(row[-1]), self._node(row[:-2]))
+            for row in self._rows_of(
+                f"SELECT {_NODE_COLUMNS}, d.name, d.line FROM smartctx.folded d"
+                " JOIN smartctx.nodes n ON n.commit_id = d.commit_id AND n.node_id = d.holder_id"
+                " WHERE d.commit_id = %s AND d.name = ANY(%s)",
+                wanted,
+            )
+        ]
+        return sorted(found, key=lambda folded: (folded[2].path, folded[1], folded[0]))

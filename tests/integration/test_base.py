@@ -1,0 +1,227 @@
+"""``smartctx context --base``: answering from a team's published base, in a real PostgreSQL.
+
+The repository is real code: smartctx's own retrieval package, committed into a new git repository,
+indexed and published as a CI job would (``smartctx index --publish``). An editor then asks
+``smartctx context --base`` with no local index at all, and gets the pack a local index of the same
+tree gives; with local files, an unreachable server or nothing published, it says why and answers
+from its local index.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import shutil
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from postgres_server import REQUIRE_VARIABLE
+
+if not os.environ.get(REQUIRE_VARIABLE):
+    pytest.importorskip("psycopg", reason="the psycopg driver is not installed: pip install -e '.[dev]'")
+import psycopg
+
+from gitrepos import Repo
+
+REPOSITORY = "example.invalid/retrieval"
+# The code the repository holds: a real package of a few thousand lines, in its own folder.
+SOURCE = Path(__file__).resolve().parents[2] / "server" / "smartctx" / "retrieval"
+TASKS = (
+    "pack the bodies of the best definitions within the token budget",
+    "diversify the selection so that one file does not take every body",
+    "the file map reason should name the editor focus",
+    "expand the graph from the search hits to their callers and callees",
+    "learned ranking model weights load from rank_model.json",
+)
+# The pack's fields that tell when and how fast it was made, not what it holds.
+VOLATILE = ("timingsMs", "freshness")
+
+
+def make_repository(root: Path) -> Repo:
+    repo = Repo(root)
+    for path in sorted(SOURCE.glob("*.py")):
+        repo.write(f"retrieval/{path.name}", path.read_text())
+    repo.commit("retrieval")
+    return repo
+
+
+def smartctx(*args: str, timeout: float = 120) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "smartctx", *args],
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        check=False,
+    )
+
+
+def publish(root: Path, index_dir: Path, url: str) -> None:
+    result = smartctx(
+        "index",
+        str(root),
+        "--index-dir",
+        str(index_dir),
+        "--quiet",
+        "--publish",
+        url,
+        "--repository",
+        REPOSITORY,
+    )
+    assert result.returncode == 0, result.stderr
+
+
+def context(
+    root: Path, task: str, index_dir: Path, *args: str
+) -> tuple[dict[str, Any], subprocess.CompletedProcess[str]]:
+    result = smartctx(
+        "context",
+        task,
+        "--root",
+        str(root),
+        "--index-dir",
+        str(index_dir),
+        "--format",
+        "json",
+        "--quiet",
+        *args,
+    )
+    assert result.returncode == 0, result.stderr
+    pack: dict[str, Any] = json.loads(result.stdout)
+    for field in VOLATILE:
+        pack["metadata"].pop(field)
+    return pack, result
+
+
+def same_pack(base: Any, local: Any) -> bool:
+    """Whether two packs hold the same items in the same order with the same text, their scores
+    equal but for the last digits: the local engine sums BM25 in 32-bit floats (tantivy), the base
+    in PostgreSQL's 64-bit ones."""
+    if isinstance(base, float) and isinstance(local, float):
+        return math.isclose(base, local, rel_tol=1e-5, abs_tol=1e-6)
+    if isinstance(base, dict) and isinstance(local, dict):
+        return base.keys() == local.keys() and all(same_pack(base[key], local[key]) for key in base)
+    if isinstance(base, list) and isinstance(local, list):
+        return len(base) == len(local) and all(same_pack(*pair) for pair in zip(base, local, strict=True))
+    return bool(base == local)
+
+
+def from_base(root: Path, task: str, index_dir: Path, url: str) -> tuple[dict[str, Any], str]:
+    pack, result = context(root, task, index_dir, "--base", url, "--repository", REPOSITORY)
+    return pack, result.stderr
+
+
+@pytest.fixture
+def published(tmp_path: Path, postgres_url: str) -> Repo:
+    """The repository, published by a CI job from its own clone and index; the editor's clone is
+    ``tmp_path / "editor"``, with no index of its own."""
+    ci = make_repository(tmp_path / "ci")
+    publish(ci.root, tmp_path / "ci-index", postgres_url)
+    subprocess.run(["git", "clone", "-q", str(ci.root), str(tmp_path / "editor")], check=True)
+    return ci
+
+
+def test_a_clean_checkout_of_the_published_commit_is_answered_from_the_base_as_locally(
+    tmp_path: Path, postgres_url: str, published: Repo
+) -> None:
+    editor = tmp_path / "editor"
+    head = published.git("rev-parse", "HEAD")
+    editor_index = tmp_path / "editor-index"
+    for task in TASKS:
+        pack, stderr = from_base(editor, task, editor_index, postgres_url)
+        assert f"answered from base {head[:7]} + 0 local files" in stderr
+        # The base answered: the editor never indexed.
+        assert not editor_index.exists()
+        local, _ = context(editor, task, tmp_path / "local-index")
+        assert pack["bodies"], task
+        assert pack["text"] == local["text"], task
+        assert same_pack(pack, local), task
+
+
+def test_a_read_only_role_is_enough_to_answer_from_the_base(
+    tmp_path: Path, postgres_url: str, published: Repo
+) -> None:
+    with psycopg.connect(postgres_url, autocommit=True) as connection:
+        connection.execute("CREATE ROLE editor LOGIN")
+        connection.execute("GRANT USAGE ON SCHEMA smartctx TO editor")
+        connection.execute("GRANT SELECT ON ALL TABLES IN SCHEMA smartctx TO editor")
+    reader_url = postgres_url.replace("smartctx_test@", "editor@")
+    assert reader_url != postgres_url
+
+    pack, stderr = from_base(tmp_path / "editor", TASKS[0], tmp_path / "editor-index", reader_url)
+
+    assert "answered from base" in stderr
+    assert pack["bodies"]
+    with psycopg.connect(postgres_url, autocommit=True) as connection:
+        connection.execute("DROP OWNED BY editor")
+        connection.execute("DROP ROLE editor")
+
+
+def test_local_files_are_answered_from_the_local_index_saying_which(
+    tmp_path: Path, postgres_url: str, published: Repo
+) -> None:
+    editor = tmp_path / "editor"
+    (editor / "retrieval" / "pack.py").write_text(
+        (editor / "retrieval" / "pack.py").read_text() + "\n# edited\n"
+    )
+    (editor / "retrieval" / "notes.txt").write_text("not source: changes no answer\n")
+
+    pack, stderr = from_base(editor, TASKS[0], tmp_path / "editor-index", postgres_url)
+
+    assert "1 source file that is not base" in stderr and "retrieval/pack.py" in stderr
+    assert "answering from the local index" in stderr
+    local, _ = context(editor, TASKS[0], tmp_path / "local-index")
+    # Both answers are the local index's.
+    assert pack == local
+
+
+def test_an_unreachable_base_falls_back_at_once(tmp_path: Path) -> None:
+    repo = make_repository(tmp_path / "repo")
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    # Nothing listens on the port once the probe is closed: the connection is refused.
+    started = time.monotonic()
+
+    pack, stderr = from_base(
+        repo.root, TASKS[0], tmp_path / "index", f"postgresql://nobody@127.0.0.1:{port}/team"
+    )
+
+    assert time.monotonic() - started < 60
+    assert f"cannot connect to PostgreSQL at nobody@127.0.0.1:{port}/team" in stderr
+    assert "answering from the local index" in stderr
+    assert pack["bodies"]
+
+
+def test_a_checkout_no_published_commit_is_an_ancestor_of_falls_back(
+    tmp_path: Path, postgres_url: str, published: Repo
+) -> None:
+    # The same files in a history of its own: its commit is not the published one.
+    other = Repo(tmp_path / "unrelated")
+    other.write("README.md", "A fork that started over.\n")
+    other.commit("a history of its own")
+    for path in sorted(SOURCE.glob("*.py")):
+        other.write(f"retrieval/{path.name}", path.read_text())
+    other.commit("retrieval")
+
+    _, stderr = from_base(other.root, TASKS[0], tmp_path / "index", postgres_url)
+
+    assert "none of the 1 published commits" in stderr and "ancestor of HEAD" in stderr
+
+
+def test_nothing_published_and_a_bad_url_are_told_apart(tmp_path: Path, postgres_url: str) -> None:
+    repo = make_repository(tmp_path / "repo")
+
+    _, stderr = from_base(repo.root, TASKS[0], tmp_path / "index", postgres_url)
+    assert f"nothing of {REPOSITORY} is published" in stderr
+
+    result = smartctx("context", TASKS[0], "--root", str(repo.root), "--base", "mysql://team")
+    assert result.returncode != 0
+    assert "is not a PostgreSQL URL" in result.stderr
+    shutil.rmtree(tmp_path / "index", ignore_errors=True)
