@@ -18,6 +18,7 @@ from smartctx.core.context import ContextOptions, ContextPack, ContextRequest, F
 from smartctx.core.tokens import TokenCounter
 from smartctx.indexing.indexer import IndexConfig, Indexer
 from smartctx.indexing.sources import WorkspaceSources
+from smartctx.retrieval.diversify import CONTAINER_HEAD_LINES
 from smartctx.retrieval.pipeline import build_context, rank
 from smartctx.store.index_store import IndexStore
 from smartctx.wire.convert import pack_to_wire
@@ -430,3 +431,62 @@ def test_a_dotted_module_path_in_the_task_names_its_file(tmp_path: Path, task: s
     assert set(ranking.found.named_modules) == named
     for file in ranking.files:
         assert (file.signals.get("moduleNamed") == 1.0) == (file.path in named)
+
+
+def options_crate(fields: int) -> dict[str, str]:
+    """A Rust crate whose command-line options are one long struct of documented fields, its
+    methods in an ``impl`` block, and files of search code that match the same words."""
+    declared = "".join(
+        f"    /// Search option {field}: how the search treats its depth and hidden files.\n"
+        f"    pub option_{field}: bool,\n"
+        for field in range(fields)
+    )
+    cli = (
+        "/// The command-line options of the search.\n"
+        f"pub struct Opts {{\n{declared}}}\n\n"
+        "impl Opts {\n"
+        "    pub fn max_depth(&self) -> usize {\n        if self.option_0 { 1 } else { 0 }\n    }\n"
+        "}\n"
+    )
+    files = {"src/cli.rs": cli}
+    for module in range(6):
+        functions = "\n".join(
+            f"pub fn search_depth_{module}_{number}(hidden: bool, depth: usize) -> usize {{\n"
+            "    // The search walks each depth, skipping hidden files unless asked.\n"
+            + "".join(f"    let step_{line} = depth + {line};\n" for line in range(6))
+            + "    if hidden { depth } else { step_0 }\n}\n"
+            for number in range(4)
+        )
+        files[f"src/walk_{module}.rs"] = functions
+    return files
+
+
+# Long enough that the struct is no whole body (diversify.MAX_CONTAINER_BODY_LINES).
+OPTS_FIELDS = 120
+OPTS_TASK = "Add an option to Opts to limit the search depth of hidden files"
+
+
+def test_a_long_struct_the_task_is_about_is_a_body_by_its_head(tmp_path: Path, counter: TokenCounter) -> None:
+    pack = pack_for(tmp_path / "ws", tmp_path / "index", options_crate(OPTS_FIELDS), OPTS_TASK, counter)
+    bodies = {body.id: body for body in pack.bodies}
+    # Without the rule the struct came only among the summaries, after every body.
+    assert "src/cli.rs::Opts" in bodies
+    opts = bodies["src/cli.rs::Opts"]
+    assert (opts.start_line, opts.end_line) == (2, 2 + CONTAINER_HEAD_LINES - 1)
+    assert opts.source.count("\n") == CONTAINER_HEAD_LINES
+    assert "its first lines" in pack.text
+    # Its method, outside the head, keeps a place of its own.
+    assert "src/cli.rs::Opts.max_depth" in items(pack)
+    assert "src/cli.rs::Opts" not in [summary.id for summary in pack.summaries]
+
+
+def test_a_long_class_stays_a_summary(tmp_path: Path, counter: TokenCounter) -> None:
+    attributes = "".join(f"    option_{field} = False\n" for field in range(2 * OPTS_FIELDS))
+    files = {
+        "search/options.py": f'class Opts:\n    """The options of the search."""\n{attributes}\n'
+        "    def max_depth(self):\n        return 1 if self.option_0 else 0\n"
+    }
+    pack = pack_for(tmp_path / "ws", tmp_path / "index", files, OPTS_TASK, counter)
+    # A class's methods take the body slots: its head is seldom what changes.
+    assert "search/options.py::Opts" not in [body.id for body in pack.bodies]
+    assert "search/options.py::Opts" in [summary.id for summary in pack.summaries]

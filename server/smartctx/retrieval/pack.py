@@ -4,7 +4,8 @@ The budget is filled in order: bodies (while shares of the budget stay kept for 
 file map), then summaries (while the file map's share stays kept), then the file map, one line per
 further likely file, to the end of the budget. Every emitted token (the header, each item's heading
 and fence, the code, the summaries, the map) is counted with the real tokenizer, and the budget is
-never exceeded. A body that does not fit is cut at a line boundary, or skipped with a
+never exceeded. A long struct, enum or interface is shown by its first lines (``diversify.head_lines``,
+its heading says so). A body that does not fit is cut at a line boundary, or skipped with a
 ``body-skipped`` warning and shown by its signature among the summaries instead, and packing goes on
 with the next item: one large class never empties a pack. A summary too long for the whole budget is
 skipped with a ``summary-skipped`` warning. Bodies are read from the files now; a definition that
@@ -25,7 +26,7 @@ from smartctx.core.files import line_offsets, span_digest
 from smartctx.core.history import ImpactSection, RecentChange
 from smartctx.core.tokens import TokenCounter
 from smartctx.retrieval.breadcrumbs import IMPACT_SHARE, MAX_HISTORY_SHARE_PER_BODY, fit_changes, fit_impact
-from smartctx.retrieval.diversify import Selection
+from smartctx.retrieval.diversify import Selection, head_lines
 from smartctx.retrieval.files import RankedFile
 from smartctx.retrieval.score import ScoredNode
 from smartctx.retrieval.sources import SourceReader
@@ -100,8 +101,11 @@ def header(task: str) -> str:
     )
 
 
-def body_block(index: int, item: ScoredNode, start: int, end: int, source: str, cut: bool) -> tuple[str, ...]:
+def body_block(
+    index: int, item: ScoredNode, start: int, end: int, source: str, cut: bool, head: bool = False
+) -> tuple[str, ...]:
     """A body's block as its parts: the heading with the opening fence, the code, the closing fence.
+    ``cut``: the budget cut it; ``head``: it is a long container's head (``diversify.head_lines``).
 
     The code is the same string from one pack to the next, so its token count is found again by
     :meth:`TokenCounter.count_joined` instead of encoded again.
@@ -109,7 +113,7 @@ def body_block(index: int, item: ScoredNode, start: int, end: int, source: str, 
     node = item.node
     fence = fence_for(source)
     language = _LANGUAGE_TAGS.get(node.language, node.language)
-    note = " (cut to fit the budget)" if cut else ""
+    note = " (cut to fit the budget)" if cut else " (its first lines; the rest is not shown)" if head else ""
     text = source if source.endswith("\n") else source + "\n"
     return (
         f"## {index}. {node.kind.value} `{node.qualified_name}` — {citation(node.path, start, end)}{note}\n\n"
@@ -197,7 +201,8 @@ def pack(
     located_bodies = []
     for item in selection.bodies if include_blobs else ():
         read_warnings: list[Warning] = []
-        located_bodies.append((item, current_source(item.node, sources, read_warnings, files), read_warnings))
+        located = current_source(item.node, sources, read_warnings, files)
+        located_bodies.append((item, None if located is None else _head(item.node, located), read_warnings))
     redacted = redact_all("".join(located[2]) for _, located, _ in located_bodies if located is not None)
     for item, located, read_warnings in located_bodies:
         warnings.extend(read_warnings)
@@ -210,7 +215,7 @@ def pack(
                 Warning("secret-redacted", f"{redactions} secret(s) replaced", node_id(item.node))
             )
         index = len(bodies) + 1
-        block = body_block(index, item, start, end, text, cut=False)
+        block = body_block(index, item, start, end, text, cut=False, head=end < item.node.end_line)
         tokens = counter.count_joined(block)
         room = min(budget_tokens - reserve - used, body_cap)
         if tokens > room:
@@ -412,6 +417,15 @@ def current_source(
         )
     text = data[offsets[start - 1] : offsets[min(end, len(offsets) - 1)]].decode("utf-8", "replace")
     return start, end, text.splitlines(keepends=True)
+
+
+def _head(node: NodeRow, located: tuple[int, int, list[str]]) -> tuple[int, int, list[str]]:
+    """The lines of ``node`` its body shows: all of them, or a long container's first ones."""
+    start, _, lines = located
+    shown = head_lines(node)
+    if shown is None or len(lines) <= shown:
+        return located
+    return start, start + shown - 1, lines[:shown]
 
 
 def _cut_to_fit(
