@@ -490,3 +490,42 @@ def test_a_long_class_stays_a_summary(tmp_path: Path, counter: TokenCounter) -> 
     # A class's methods take the body slots: its head is seldom what changes.
     assert "search/options.py::Opts" not in [body.id for body in pack.bodies]
     assert "search/options.py::Opts" in [summary.id for summary in pack.summaries]
+
+
+def crate_with_unit_tests(tests: int) -> dict[str, str]:
+    """A Rust source file with the function a task is about and, at its end, a ``mod tests`` of
+    unit tests that say the same words and call it."""
+    unit_tests = "".join(
+        f"    #[test]\n    fn parse_depth_of_search_{number}() {{\n"
+        f"        // The search depth parse of case {number}: a negative depth is rejected.\n"
+        f'        assert_eq!(parse_depth("{number}"), Some({number}));\n    }}\n\n'
+        for number in range(tests)
+    )
+    return {
+        "src/depth.rs": (
+            "/// Parse the search depth given on the command line.\n"
+            "pub fn parse_depth(text: &str) -> Option<usize> {\n"
+            "    // A negative depth is no depth: the search depth parse rejects it.\n"
+            "    text.parse::<usize>().ok()\n}\n\n"
+            f"#[cfg(test)]\nmod tests {{\n    use super::*;\n\n{unit_tests}}}\n"
+        ),
+        "src/walk.rs": (
+            "pub fn walk_to_depth(depth: usize) -> usize {\n"
+            "    // The search walks to the depth given.\n    depth + 1\n}\n"
+        ),
+    }
+
+
+def test_unit_tests_inside_a_source_file_vote_instead_of_taking_places(
+    tmp_path: Path, counter: TokenCounter
+) -> None:
+    task = "The search depth parse accepts a negative depth"
+    pack = pack_for(tmp_path / "ws", tmp_path / "index", crate_with_unit_tests(6), task, counter)
+    # Without the rule the unit tests took body and summary places as if they were code.
+    assert not [item for item in items(pack) if "::tests." in item]
+    assert pack.bodies[0].id == "src/depth.rs::parse_depth"
+    # A task about the tests gets them.
+    about_tests = pack_for(
+        tmp_path / "ws2", tmp_path / "index2", crate_with_unit_tests(6), "Add tests: " + task, counter
+    )
+    assert [item for item in items(about_tests) if "::tests." in item]

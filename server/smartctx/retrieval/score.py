@@ -14,6 +14,8 @@ are kept too, for training (``bench/quality/rank_features.py``).
 
 Tests, unless the task is about them, are evidence rather than candidates: a test that matches the
 task votes for the code it calls, imports or subclasses (one graph hop), and takes no slot itself.
+A test is a definition of a test file, or one inside a ``tests`` or ``test`` module of a source file
+(Rust's ``#[cfg(test)] mod tests``).
 """
 
 from __future__ import annotations
@@ -35,6 +37,11 @@ from smartctx.store.snapshot import NodeRow
 
 # The edges along which a test votes: it calls, references, imports or subclasses the code.
 TEST_VOTE_EDGES = frozenset({"calls", "references", "imports", "inherits"})
+# Modules whose definitions are tests wherever their file is: Rust keeps unit tests in a
+# `#[cfg(test)] mod tests` at the end of the source file they test. Counted as code, they took 112
+# of the first 10 places of 48 of the commit dev set's 80 Rust packs; as tests they vote instead
+# (function MRR 0.567 -> 0.572, no task worse, SWE-bench Lite's packs unchanged: bench/HISTORY.md).
+TEST_MODULES = frozenset({"tests", "test"})
 # Files that are not the project's own code rank below it: their total is multiplied by these.
 # Tests only when the task is about tests; otherwise they vote instead of ranking at all.
 KIND_FACTORS: Mapping[FileKind, float] = {
@@ -226,6 +233,11 @@ def _file_signals(
     )
 
 
+def _in_test_module(node: NodeRow) -> bool:
+    """Whether ``node`` is defined inside a test module of its file (``TEST_MODULES``)."""
+    return any(part in TEST_MODULES for part in node.qualified_name.split(".")[:-1])
+
+
 def _tests_vote(
     candidates: list[NodeRow], totals: list[float], expansion: Expansion, kinds: Mapping[str, FileKind]
 ) -> tuple[list[int], dict[int, float]]:
@@ -234,7 +246,7 @@ def _tests_vote(
     tests = {
         node.id: total
         for node, total in zip(candidates, totals, strict=True)
-        if kinds.get(node.path) is FileKind.TEST
+        if kinds.get(node.path) is FileKind.TEST or _in_test_module(node)
     }
     if not tests:
         return list(range(len(candidates))), {}
