@@ -1,12 +1,14 @@
-"""``--base URL``: answering from a team's published base, or saying why the local index answers.
+"""``--base URL`` and ``baseIndex``: answering from a team's published base, or saying why the local
+index answers.
 
-An editor, an agent or the command line asks for a base before each answer it would give from its
-own index. :func:`open_base` connects (read-only is enough), finds the published commit nearest to
-HEAD among its ancestors (base.py) and, when the work tree is that commit's for every source file,
-opens it as an index (base_snapshot.py). Otherwise it says, in one sentence, why the local index
-answers instead: the server is unreachable, nothing of this repository is published, no published
-commit is an ancestor of HEAD, or the work tree has local files. Overlaying local files on a base
-is the next step (issue 26); until then a base answers only for the tree it was published from.
+:func:`open_base` connects (read-only is enough), finds the published commit nearest to HEAD among
+its ancestors (base.py) and, when the work tree is that commit's for every source file, opens it as
+an index (base_snapshot.py). Otherwise it says, in one sentence, why the local index answers
+instead: the server is unreachable, nothing of this repository is published, no published commit is
+an ancestor of HEAD, or the work tree has local files. The command line asks it once per answer;
+the servers through :class:`TeamBase`, once per workspace folder, whose :class:`PublishedCover`
+then answers while the folder's first index runs (live/base.py). Overlaying local files on a base is
+the next step (issue 26); until then a base answers only for the tree it was published from.
 """
 
 from __future__ import annotations
@@ -45,6 +47,8 @@ class BaseReading:
     # Why the local index answers, in a sentence (None when the base does).
     fallback: str | None
     connection: psycopg.Connection[TupleRow] | None = None
+    # False when the server could not be reached or failed: a problem to tell, not a tree to index.
+    reachable: bool = True
 
     def close(self) -> None:
         if self.snapshot is not None:
@@ -66,14 +70,14 @@ def open_base(root: Path, url: str, repository: str | None, is_source: Callable[
     try:
         connection = connect(address)
     except PublishError as error:
-        return BaseReading(None, None, f"{error}; answering from the local index")
+        return BaseReading(None, None, f"{error}; answering from the local index", reachable=False)
     try:
         with reported(address, "looking for a published commit"):
             commits = published_commits(connection, identity)
             choice = choose_base(root, commits, _paths_reader(connection), is_source) if commits else None
     except PublishError as error:
         connection.close()
-        return BaseReading(None, None, f"{error}; answering from the local index")
+        return BaseReading(None, None, f"{error}; answering from the local index", reachable=False)
     if not commits:
         reason = f"nothing of {identity} is published at {address.display}"
     elif choice is None:
@@ -129,7 +133,12 @@ class TeamBase:
             log.warning("no base for %s: %s", root, error)
             return None
         if reading.snapshot is None or reading.choice is None or reading.connection is None:
-            log.info("no base for %s: %s", root, reading.fallback)
+            log.log(
+                logging.INFO if reading.reachable else logging.WARNING,
+                "no base for %s: %s",
+                root,
+                reading.fallback,
+            )
             reading.close()
             return None
         reading.snapshot.close()
