@@ -75,6 +75,7 @@ export function wireSettings(settings: SettingsReader): WireSettings {
   const hover = settings.get("hover.enabled");
   const debounce = settings.get("bufferDebounceMs");
   const exclude = settings.get("exclude");
+  const baseIndex = settings.get("baseIndex");
   const wire: WireSettings = {
     clientLogLevel: stringSetting(settings, "server.logLevel", "warning"),
     hover: typeof hover === "boolean" ? hover : true,
@@ -84,5 +85,8 @@ export function wireSettings(settings: SettingsReader): WireSettings {
       : [],
     contextDefaults: contextDefaults(settings),
   };
+  if (typeof baseIndex === "string" && baseIndex.trim() !== "") {
+    wire.baseIndex = baseIndex.trim();
+  }
   return wire;
 }

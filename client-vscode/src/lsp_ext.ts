@@ -283,6 +283,8 @@ export interface WireSettings {
   hover?: boolean;
   contextDefaults?: Record<string, unknown>;
   exclude?: string[];
+  // A postgresql:// URL; read by the server at start-up only.
+  baseIndex?: string;
 }
 
 export const contextForTask = new lc.RequestType<ContextForTaskParams, WireContextPack, void>(

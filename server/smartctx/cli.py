@@ -56,7 +56,7 @@ from smartctx.live.sharing import (
 )
 from smartctx.live.status import StatusCounts, WriterInfo
 from smartctx.lsp.framing import DEFAULT_MAX_BODY_BYTES
-from smartctx.parsing.languages import language_for_path
+from smartctx.parsing.languages import is_source
 from smartctx.retrieval.pipeline import build_context
 from smartctx.secrets.log_format import RedactingFormatter
 from smartctx.secrets.redaction import redact, redact_tree
@@ -292,6 +292,20 @@ def _argument_parser() -> argparse.ArgumentParser:
         "--index-dir",
         type=Path,
         help="the folder holding one index per served folder (default: the user cache folder)",
+    )
+    mcp_base = mcp.add_argument_group("a team's base index (needs smartctx[team]; see the README, For teams)")
+    mcp_base.add_argument(
+        "--base",
+        metavar="URL",
+        help=(
+            "the team's published index in PostgreSQL (postgresql://…): a served folder that is a clean"
+            " checkout of a published commit is answered from it while its own first index runs"
+        ),
+    )
+    mcp_base.add_argument(
+        "--repository",
+        metavar="NAME",
+        help="the name the base was published under (default: the origin remote's host/path)",
     )
     mcp.set_defaults(handler=_mcp_command)
     return parser
@@ -591,7 +605,7 @@ def _context_from_base(
         if error.name is None or not error.name.startswith("psycopg"):
             raise
         raise UserError("--base needs the PostgreSQL driver: pip install 'smartctx[team]'") from None
-    reading = open_base(root, args.base, args.repository, _is_source)
+    reading = open_base(root, args.base, args.repository, is_source)
     try:
         if reading.snapshot is None or reading.choice is None:
             print(f"smartctx: {reading.fallback}", file=sys.stderr)
@@ -607,11 +621,6 @@ def _context_from_base(
         return pack
     finally:
         reading.close()
-
-
-def _is_source(path: str) -> bool:
-    """Whether the local index would parse ``path``: a new file of any other kind changes no answer."""
-    return language_for_path(path) is not None
 
 
 def _print_pack(pack: ContextPack, options: ContextOptions, output_format: str) -> int:
@@ -778,7 +787,18 @@ def _mcp_command(args: argparse.Namespace) -> int:
     # Imported here: the other commands never pay for loading the MCP SDK.
     from smartctx.mcp.server import serve
 
-    return serve(roots, args.index_dir)
+    if args.base is None:
+        if args.repository is not None:
+            raise UserError("--repository goes with --base URL")
+        return serve(roots, args.index_dir)
+    # Imported here: only --base needs the PostgreSQL driver (smartctx[team]).
+    try:
+        from smartctx.team.reading import TeamBase
+    except ModuleNotFoundError as error:
+        if error.name is None or not error.name.startswith("psycopg"):
+            raise
+        raise UserError("--base needs the PostgreSQL driver: pip install 'smartctx[team]'") from None
+    return serve(roots, args.index_dir, TeamBase(args.base, args.repository, is_source))
 
 
 if __name__ == "__main__":

@@ -225,3 +225,13 @@ def test_nothing_published_and_a_bad_url_are_told_apart(tmp_path: Path, postgres
     assert result.returncode != 0
     assert "is not a PostgreSQL URL" in result.stderr
     shutil.rmtree(tmp_path / "index", ignore_errors=True)
+
+
+def test_the_mcp_server_refuses_a_base_that_is_no_postgresql_url(tmp_path: Path) -> None:
+    repo = make_repository(tmp_path / "repo")
+
+    bad_url = smartctx("mcp", "--root", str(repo.root), "--base", "mysql://team", timeout=60)
+    lone_name = smartctx("mcp", "--root", str(repo.root), "--repository", REPOSITORY, timeout=60)
+
+    assert bad_url.returncode != 0 and "is not a PostgreSQL URL" in bad_url.stderr
+    assert lone_name.returncode != 0 and "--repository goes with --base URL" in lone_name.stderr

@@ -25,6 +25,7 @@ CASES: dict[str, tuple[Any, Settings, list[str]]] = {
             "hover": False,
             "contextDefaults": {"budgetTokens": 4000, "maxBodies": 3, "tokenScale": 1.25},
             "exclude": ["docs/", " *.gen.ts ", ""],
+            "baseIndex": "postgresql://editor:s3cret@db.internal/smartctx",
         },
         Settings(
             index_dir=Path("/tmp/smartctx-index"),
@@ -33,6 +34,7 @@ CASES: dict[str, tuple[Any, Settings, list[str]]] = {
             hover=False,
             context_defaults=ContextOptions(budget_tokens=4000, max_bodies=3, token_scale=1.25),
             exclude=("docs/", "*.gen.ts"),
+            base_index="postgresql://editor:s3cret@db.internal/smartctx",
         ),
         [],
     ),
@@ -52,6 +54,12 @@ CASES: dict[str, tuple[Any, Settings, list[str]]] = {
     "hover not a boolean": ({"hover": "yes"}, Settings(), [f"{WHERE}.hover", "true or false"]),
     "exclude not a list": ({"exclude": "docs/"}, Settings(), [f"{WHERE}.exclude", ".gitignore patterns"]),
     "exclude with a number": ({"exclude": ["docs/", 3]}, Settings(), [f"{WHERE}.exclude"]),
+    "base index not a PostgreSQL URL": (
+        {"baseIndex": "mysql://db/team"},
+        Settings(),
+        [f"{WHERE}.baseIndex", "postgresql:// URL"],
+    ),
+    "base index empty, the default": ({"baseIndex": ""}, Settings(), []),
     "context defaults out of range": (
         {"contextDefaults": {"hopDepth": 9}},
         Settings(),
@@ -103,3 +111,10 @@ def test_a_changed_configuration_replaces_settings_but_not_the_index_folder() ->
     assert changed == Settings(index_dir=Path("/first"), hover=True)
     assert len(warnings) == 1
     assert "/second" in warnings[0] and "restart" in warnings[0]
+
+
+def test_the_base_index_url_stays_out_of_the_settings_the_log_shows() -> None:
+    settings, _ = parse_settings({"baseIndex": "postgresql://editor:s3cret@db.internal/smartctx"}, WHERE)
+
+    assert settings.base_index is not None
+    assert "s3cret" not in repr(settings)

@@ -51,12 +51,14 @@ describe("wireSettings", () => {
       "hover.enabled": false,
       exclude: ["docs/", 3],
       "server.logLevel": "debug",
+      baseIndex: " postgresql://editor@db.internal/smartctx ",
     });
     expect(wireSettings(settings)).toEqual({
       clientLogLevel: "debug",
       hover: false,
       bufferDebounceMs: 150,
       exclude: ["docs/"],
+      baseIndex: "postgresql://editor@db.internal/smartctx",
       contextDefaults: {
         budgetTokens: 16000,
         maxBodies: 8,

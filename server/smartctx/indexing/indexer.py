@@ -32,7 +32,7 @@ from smartctx.indexing.scanner import (
     undecodable_entry,
 )
 from smartctx.parsing.extract import SourceParser
-from smartctx.parsing.languages import language_for_path
+from smartctx.parsing.languages import is_source, language_for_path
 from smartctx.store.index_store import IndexStore
 from smartctx.store.rows import FileRows
 
@@ -139,10 +139,6 @@ def _timed(
         yield result
 
 
-def _is_supported(path: str) -> bool:
-    return language_for_path(path) is not None
-
-
 class Indexer:
     """Reconciles one workspace folder with its index."""
 
@@ -161,7 +157,7 @@ class Indexer:
         scan_started_ns = time.time_ns()
         racy_after_ns = int(writer.meta("scan_started_ns") or 0) - RACY_MARGIN_NS
         self._rules = IgnoreRules.load(self.root, self.config.scan)
-        scanned = scan(self.root, self.config.scan, _is_supported, self._rules)
+        scanned = scan(self.root, self.config.scan, is_source, self._rules)
         report.stage_seconds["scan"] = time.perf_counter() - started
         report.skipped.update({reason.value: count for reason, count in scanned.skipped.items() if count})
         known = writer.known_files()
@@ -267,12 +263,12 @@ class Indexer:
                 self._parser.forget(path)
             is_folder = path not in buffers and (self.root / path).is_dir()
             if path and is_folder and not (self.root / path).is_symlink():
-                subtree = scan(self.root, self.config.scan, _is_supported, self._rules, under=path)
+                subtree = scan(self.root, self.config.scan, is_source, self._rules, under=path)
                 verdicts.update((file.path, file) for file in subtree.files)
                 deleted.update(writer.paths_under(path))
                 names_found.update(subtree.undecodable)
             else:
-                verdicts[path] = check_path(self.root, path, self.config.scan, _is_supported, self._rules)
+                verdicts[path] = check_path(self.root, path, self.config.scan, is_source, self._rules)
         to_parse: list[ScannedFile] = []
         touched: list[tuple[ScannedFile, FileState]] = []
         from_buffers: list[FileRows | tuple[str, SkipReason]] = []

@@ -134,6 +134,12 @@ class LiveIndex:
         self._role: IndexRole = "writer"
         self._writer: WriterInfo | None = None
         self._followed: StatusCounts | None = None
+        # Guarded by _lock. Whether the index has once held the whole folder (a phase of the writer
+        # ended with nothing queued, or the followed writer said it was ready), and whether the
+        # watcher saw a file change since this process started: until the first and while not the
+        # second, a published base of the same commit answers for the folder (workspace.py).
+        self._settled_once = False
+        self._changed = False
 
     def start(self) -> None:
         """Write the index (bringing it up to date with the folder) if no other process does, else
@@ -159,11 +165,15 @@ class LiveIndex:
         """The watcher's batch: index it, and remember a save as an edit (not of a file whose name is
         not UTF-8, which is never indexed, so no focus can name it)."""
         self.edits.record_saves([path for path in paths if is_decodable(path)])
+        with self._lock:
+            self._changed = self._changed or bool(paths)
         self.schedule_update(paths)
 
     def schedule_reconcile(self, reason: str) -> None:
         """Bring the whole index in line with the folder; requests waiting to run merge into one."""
         with self._lock:
+            # git rewrote the work tree, or what is indexed changed: no longer the tree at start.
+            self._changed = True
             if self._stop.is_set() or self._reconcile_scheduled or self._role == "follower":
                 return
             self._reconcile_scheduled = True
@@ -191,6 +201,12 @@ class LiveIndex:
     def status(self) -> StatusCounts:
         with self._lock:
             return self._counts()
+
+    def holds_folder_as_started(self) -> tuple[bool, bool]:
+        """Whether the index has once held the whole folder, and whether the watcher saw a file
+        change since this process started."""
+        with self._lock:
+            return self._settled_once, self._changed
 
     def recent_edits(self) -> tuple[RecentEdit, ...]:
         """The files edited lately, newest first: those this process saw, and while it follows
@@ -299,6 +315,7 @@ class LiveIndex:
             before = self._counts()
             if look.published is not None:
                 self._followed, self._writer = look.published
+                self._settled_once = self._settled_once or self._followed.state == "ready"
             if look.indexed_files is not None:
                 self._indexed_files = look.indexed_files
             self._open_error = look.error
@@ -484,6 +501,7 @@ class LiveIndex:
         names = undecodable_names(writer.meta(UNDECODABLE_NAMES_KEY)) if writer is not None else ()
         with self._lock:
             self._busy = bool(self._queued)
+            self._settled_once = self._settled_once or (not self._busy and self._open_error is None)
             self._done = self._total
             self._indexed_files = indexed
             self._undecodable_names = names

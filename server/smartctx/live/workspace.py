@@ -38,6 +38,7 @@ from smartctx.core.history import FileSpans, RecentChange
 from smartctx.core.tokens import TokenCounter
 from smartctx.indexing.indexer import IndexReport
 from smartctx.indexing.sources import WorkspaceSources
+from smartctx.live.base import BaseCover, BaseSource
 from smartctx.live.edits import with_editor_memory
 from smartctx.live.live_index import IndexNotAvailableError, LiveIndex
 from smartctx.live.paths import innermost_folder
@@ -47,6 +48,7 @@ from smartctx.retrieval.folders import FOLDER_SEPARATOR, FolderIndex, build_cont
 from smartctx.retrieval.pipeline import build_context
 from smartctx.retrieval.symbols import expand_node, symbol_at
 from smartctx.store.index_store import index_dir_in
+from smartctx.store.reader import ReaderUnavailableError
 
 QUERY_THREADS = 2
 # How long a hover waits for git to say who last changed its definition. Blame of a long-lived file
@@ -72,6 +74,8 @@ class Folder:
     # Folder-relative path -> unsaved buffer text. Replaced on every change, never mutated, so a
     # query running on another thread keeps the consistent view it started with.
     overlays: dict[str, bytes] = field(default_factory=dict)
+    # The published commit whose tree the folder was when it was added, once found (base.py).
+    base: BaseCover | None = None
 
     @property
     def root(self) -> Path:
@@ -90,12 +94,15 @@ class Workspace:
         on_status: FolderStatusListener,
         tasks: BackgroundTasks,
         exclude: tuple[str, ...] = (),
+        base: BaseSource | None = None,
     ) -> None:
+        """``base`` finds the published commit that answers for a folder while its first index runs."""
         # A parent folder: each workspace folder's index lives in a sub-folder keyed by its path.
         self._index_dir = index_dir
         self._on_status = on_status
         self._tasks = tasks
         self._exclude = exclude
+        self._base = base
         self.folders: tuple[Folder, ...] = ()
         self.query_threads = ThreadPoolExecutor(
             max_workers=QUERY_THREADS, thread_name_prefix="smartctx-query"
@@ -127,7 +134,24 @@ class Workspace:
         log.info(
             "workspace folder %s (%s), index in %s", root, folder.name, index_dir or "the user cache folder"
         )
+        if self._base is not None:
+            self._tasks.keep(
+                f"looking for the published base of {root}",
+                self.query_threads.submit(self._find_base, folder),
+            )
         return folder
+
+    def _find_base(self, folder: Folder) -> None:
+        """On a query thread: the published commit that answers for the folder while it is indexed."""
+        assert self._base is not None
+        cover = self._base.cover(folder.root)
+        if cover is None:
+            return
+        if folder not in self.folders:
+            cover.close()
+            return
+        folder.base = cover
+        log.info("%s answers for %s until its own index holds it", cover.stamp, folder.root)
 
     def set_exclude(self, exclude: tuple[str, ...]) -> None:
         """The user's exclude patterns changed: every folder re-indexes under them."""
@@ -141,6 +165,8 @@ class Workspace:
         if removed is not None:
             self.folders = tuple(folder for folder in self.folders if folder is not removed)
             removed.index.close()
+            if removed.base is not None:
+                removed.base.close()
             log.info("workspace folder %s removed", removed.root)
         return removed
 
@@ -187,6 +213,28 @@ class Workspace:
         ]
         if len(folders) == 1:
             folder = folders[0]
+            cover = _answering_base(folder)
+            if cover is not None:
+                try:
+                    with cover.snapshot() as reader:
+                        pack = build_context(
+                            requests[0],
+                            reader,
+                            counter,
+                            folder.sources(),
+                            history=folder.index.history,
+                            should_cancel=should_cancel,
+                        )
+                except ReaderUnavailableError as error:
+                    log.warning("%s; the index of %s answers from now on", error, folder.root)
+                    folder.base = None
+                    cover.close()
+                else:
+                    answered = Warning(
+                        "answered-from-base",
+                        f"answered from the team's {cover.stamp}: the index of {folder.root} is being built",
+                    )
+                    return replace(pack, warnings=(answered, *pack.warnings))
             with folder.index.snapshot() as snapshot:
                 return build_context(
                     requests[0],
@@ -260,6 +308,8 @@ class Workspace:
         folders, self.folders = self.folders, ()
         for folder in folders:
             folder.index.close()
+            if folder.base is not None:
+                folder.base.close()
         self.query_threads.shutdown(wait=False, cancel_futures=True)
         self._hover_history.shutdown(wait=False, cancel_futures=True)
 
@@ -293,6 +343,25 @@ class Workspace:
             with self._lock:
                 self._counters.setdefault(tokenizer, counter)
         return counter
+
+
+def _answering_base(folder: Folder) -> BaseCover | None:
+    """The folder's base, while it answers for the folder: the folder's own index has never held
+    the whole folder, and the folder is still the tree the base was found for (no file changed on
+    disk, no unsaved buffer differs from its file)."""
+    cover = folder.base
+    if cover is None:
+        return None
+    settled, changed = folder.index.holds_folder_as_started()
+    if settled or changed:
+        return None
+    for path, text in folder.overlays.items():
+        try:
+            if (folder.root / path).read_bytes() != text:
+                return None
+        except OSError:
+            return None
+    return cover
 
 
 def _latest_change(folder: Folder, symbol: SymbolSummary) -> RecentChange | None:

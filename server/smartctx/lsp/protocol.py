@@ -168,3 +168,6 @@ class WireSettings(TypedDict, total=False):
     # .gitignore and .smartctxignore (default none). A change re-indexes every folder under the new
     # patterns: excluded files leave the index, files no longer excluded join it.
     exclude: list[str]
+    # The team's published base index, a postgresql:// URL (default none): while a folder's first
+    # index runs, a clean checkout of a published commit is answered from it. Read at start-up only.
+    baseIndex: str

@@ -32,6 +32,7 @@ from pygls.exceptions import (
 from pygls.lsp.server import LanguageServer
 
 from smartctx.core.context import ContextPack, ContextRequest, InvalidRequestError, NodeChangedError, Warning
+from smartctx.live.base import BaseSource
 from smartctx.live.live_index import IndexNotAvailableError
 from smartctx.live.paths import file_uri_path
 from smartctx.live.status import StatusCounts
@@ -43,7 +44,9 @@ from smartctx.lsp.protocol import INDEX_STATUS, INDEX_UNAVAILABLE_CODE
 from smartctx.lsp.redacting import RedactedJson
 from smartctx.lsp.rpc import SmartctxProtocol
 from smartctx.lsp.settings import Settings, apply_changed_settings, parse_settings
+from smartctx.parsing.languages import is_source
 from smartctx.retrieval.pipeline import CancelledError as PipelineCancelledError
+from smartctx.team import PublishError
 from smartctx.wire.convert import node_to_wire, pack_to_wire, status_to_wire
 
 log = logging.getLogger(__name__)
@@ -92,7 +95,9 @@ class SmartctxServer(LanguageServer):
             except RuntimeError:
                 log.debug("the event loop has closed; status not sent")
 
-        self.folders = Workspace(self.settings.index_dir, on_status, self.tasks, self.settings.exclude)
+        self.folders = Workspace(
+            self.settings.index_dir, on_status, self.tasks, self.settings.exclude, self._team_base()
+        )
         given = [(folder.uri, folder.name) for folder in params.workspace_folders or []]
         if not given and params.root_uri:
             given = [(params.root_uri, "")]
@@ -100,6 +105,25 @@ class SmartctxServer(LanguageServer):
             self._add_folder(uri, name)
         if not self.folders.folders:
             log.warning("no workspace folder to index (rootUri %s); requests will fail", params.root_uri)
+
+    def _team_base(self) -> BaseSource | None:
+        """The team's published base of the ``baseIndex`` setting, if set and usable."""
+        url = self.settings.base_index
+        if url is None:
+            return None
+        # Imported here: only a base needs the PostgreSQL driver (smartctx[team]).
+        try:
+            from smartctx.team.reading import TeamBase
+        except ModuleNotFoundError as error:
+            if error.name is None or not error.name.startswith("psycopg"):
+                raise
+            self.warn_user(["baseIndex needs the PostgreSQL driver: pip install 'smartctx[team]'"])
+            return None
+        try:
+            return TeamBase(url, None, is_source)
+        except PublishError as error:
+            self.warn_user([f"baseIndex: {error}"])
+            return None
 
     def _add_folder(self, uri: str, name: str) -> Folder | None:
         fs_path = file_uri_path(uri)

@@ -48,6 +48,10 @@ class Settings:
     context_defaults: ContextOptions = field(default_factory=ContextOptions)
     # Gitignore-syntax patterns of files never to index, on top of .gitignore and .smartctxignore.
     exclude: tuple[str, ...] = ()
+    # The team's published base index (postgresql://…): it answers for a folder that is a clean
+    # checkout of a published commit while the folder's own first index runs. Read at start-up only.
+    # Kept out of the settings' repr, which the log shows: the URL may hold a password.
+    base_index: str | None = field(default=None, repr=False)
 
     @property
     def buffer_debounce_s(self) -> float:
@@ -106,6 +110,14 @@ def _exclude(value: Any) -> tuple[str, ...]:
     return tuple(pattern.strip() for pattern in value if pattern.strip())
 
 
+def _base_index(value: Any) -> str | None:
+    if value is None or value == "":
+        return None
+    if not isinstance(value, str) or not value.startswith(("postgresql://", "postgres://")):
+        raise ValueError(f"must be a postgresql:// URL of the team's published index, got {value!r}")
+    return value
+
+
 # Wire name -> (Settings field, parser that raises ValueError with what is allowed).
 _FIELDS: dict[str, tuple[str, Callable[[Any], Any]]] = {
     "indexDir": ("index_dir", _index_dir),
@@ -114,6 +126,7 @@ _FIELDS: dict[str, tuple[str, Callable[[Any], Any]]] = {
     "hover": ("hover", _hover),
     "contextDefaults": ("context_defaults", _context_defaults),
     "exclude": ("exclude", _exclude),
+    "baseIndex": ("base_index", _base_index),
 }
 
 

@@ -32,6 +32,7 @@ from mcp.server.session import ServerSession
 from mcp.shared.exceptions import MCPError
 
 from smartctx.core.context import InvalidRequestError, NodeChangedError
+from smartctx.live.base import BaseSource
 from smartctx.live.live_index import IndexNotAvailableError
 from smartctx.live.paths import file_uri_path
 from smartctx.live.status import StatusCounts
@@ -123,12 +124,13 @@ class SmartctxMcp:
     """Server state for one client over stdio: the folders with their live indexes, the channel for
     notifications, the log level the client asked for."""
 
-    def __init__(self, roots: Sequence[Path], index_dir: Path | None) -> None:
+    def __init__(self, roots: Sequence[Path], index_dir: Path | None, base: BaseSource | None = None) -> None:
+        """``base`` answers for a folder that is a published commit while its first index runs."""
         self._given_roots = tuple(roots)
         # A parent folder: each workspace folder's index lives in a sub-folder keyed by its path.
         self._index_dir = index_dir
         self.tasks = BackgroundTasks()
-        self.workspace = Workspace(index_dir, self._on_status, self.tasks)
+        self.workspace = Workspace(index_dir, self._on_status, self.tasks, base=base)
         self._loop: asyncio.AbstractEventLoop | None = None
         # The connection's own channel (not a request's), once the client is initialized; None on
         # a 2026-07-28 connection, which has no channel outside requests.
@@ -397,10 +399,10 @@ def build_server(app: SmartctxMcp) -> Server[None]:
     return server
 
 
-def serve(roots: Sequence[Path], index_dir: Path | None) -> int:
+def serve(roots: Sequence[Path], index_dir: Path | None, base: BaseSource | None = None) -> int:
     """Serve MCP over stdio until the client closes the connection."""
     logging.getLogger(SMARTCTX_LOGGER).setLevel(logging.INFO)
-    app = SmartctxMcp(roots, index_dir)
+    app = SmartctxMcp(roots, index_dir, base)
     server = build_server(app)
 
     async def run() -> None:

@@ -60,3 +60,8 @@ _LANGUAGE_BY_EXTENSION: Mapping[str, str] = MappingProxyType(
 def language_for_path(path: str) -> str | None:
     """The language of ``path`` judged by its extension (case-insensitive), or ``None``."""
     return _LANGUAGE_BY_EXTENSION.get(PurePath(path).suffix.lower())
+
+
+def is_source(path: str) -> bool:
+    """Whether the index parses ``path``: its extension names a supported language."""
+    return language_for_path(path) is not None

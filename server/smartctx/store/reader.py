@@ -14,6 +14,11 @@ from typing import Protocol
 from smartctx.store.snapshot import EdgeRow, IndexStats, Neighbour, NodeRow, SearchHit, Uses
 
 
+class ReaderUnavailableError(Exception):
+    """A store kept elsewhere could not answer (its server went away, a query failed); the message
+    says why."""
+
+
 class IndexReader(Protocol):
     """Read-only queries over one consistent state of an index (snapshot.py documents each one)."""
 

@@ -1,0 +1,142 @@
+"""A published base answers for a workspace folder while the folder's own first index runs: the
+live workspace the language server and the MCP server share, with a real PostgreSQL and git.
+
+The folder is a clean clone of a commit a CI job published. Until its own index has held the whole
+folder once, a request is answered from the base, with an ``answered-from-base`` warning naming
+it; an unsaved buffer that differs from its file ends that, and so does the folder's own index
+once it is ready, whose packs are then the base's.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from postgres_server import REQUIRE_VARIABLE
+
+if not os.environ.get(REQUIRE_VARIABLE):
+    pytest.importorskip("psycopg", reason="the psycopg driver is not installed: pip install -e '.[dev]'")
+
+from gitrepos import Repo
+from smartctx.core.context import ContextOptions, ContextPack, ContextRequest
+from smartctx.live.live_index import IndexNotAvailableError
+from smartctx.live.tasks import BackgroundTasks
+from smartctx.live.workspace import Folder, Workspace
+from smartctx.parsing.languages import is_source
+from smartctx.team.reading import TeamBase
+
+REPOSITORY = "example.invalid/first-index"
+SOURCE = Path(__file__).resolve().parents[2] / "server" / "smartctx" / "retrieval"
+TASK = "pack the bodies of the best definitions within the token budget"
+WAIT_S = 60
+
+
+@pytest.fixture
+def clone(tmp_path: Path, postgres_url: str) -> Path:
+    """A clean clone of a commit that a CI job indexed and published."""
+    ci = Repo(tmp_path / "ci")
+    for path in sorted(SOURCE.glob("*.py")):
+        ci.write(f"retrieval/{path.name}", path.read_text())
+    ci.commit("retrieval")
+    published = subprocess.run(
+        [
+            sys.executable, "-m", "smartctx", "index", str(ci.root), "--quiet",
+            "--index-dir", str(tmp_path / "ci-index"), "--publish", postgres_url, "--repository", REPOSITORY,
+        ],
+        capture_output=True, text=True, timeout=300, check=False,
+    )  # fmt: skip
+    assert published.returncode == 0, published.stderr
+    subprocess.run(["git", "clone", "-q", str(ci.root), str(tmp_path / "editor")], check=True)
+    return tmp_path / "editor"
+
+
+@pytest.fixture
+def workspace(tmp_path: Path, postgres_url: str) -> Iterator[Workspace]:
+    tasks = BackgroundTasks()
+    opened = Workspace(
+        tmp_path / "indexes",
+        lambda uri, counts: None,
+        tasks,
+        base=TeamBase(postgres_url, REPOSITORY, is_source),
+    )
+    yield opened
+    opened.close()
+
+
+def wait_for(condition: Any, what: str) -> None:
+    deadline = time.monotonic() + WAIT_S
+    while not condition():
+        assert time.monotonic() < deadline, f"waited {WAIT_S} s for {what}"
+        time.sleep(0.05)
+
+
+def added(workspace: Workspace, root: Path) -> Folder:
+    folder = workspace.add(root.as_uri(), str(root), "editor")
+    assert folder is not None
+    wait_for(lambda: folder.base is not None, "the folder's base")
+    return folder
+
+
+def ask(workspace: Workspace, folder: Folder) -> ContextPack:
+    return workspace.context([folder], [ContextRequest(TASK, ContextOptions())], lambda: False)
+
+
+def test_the_base_answers_until_the_folder_s_own_index_holds_it(workspace: Workspace, clone: Path) -> None:
+    folder = added(workspace, clone)
+
+    # The folder's own index has not started: the base answers.
+    from_base = ask(workspace, folder)
+
+    assert from_base.warnings[0].code == "answered-from-base"
+    assert "base " in from_base.warnings[0].message and "+ 0 local files" in from_base.warnings[0].message
+    assert from_base.bodies
+
+    folder.index.start()
+    wait_for(lambda: folder.index.status().state == "ready", "the first index")
+    local = ask(workspace, folder)
+
+    assert all(warning.code != "answered-from-base" for warning in local.warnings)
+    # The same tree: the same items in the same order, the same text, scores but for float noise.
+    assert [body.id for body in local.bodies] == [body.id for body in from_base.bodies]
+    assert [summary.id for summary in local.summaries] == [summary.id for summary in from_base.summaries]
+    assert local.text == from_base.text
+    assert all(
+        math.isclose(a.score, b.score, rel_tol=1e-5)
+        for a, b in zip(local.bodies, from_base.bodies, strict=True)
+    )
+
+
+def test_an_unsaved_buffer_that_differs_from_its_file_ends_the_base_s_answers(
+    workspace: Workspace, clone: Path
+) -> None:
+    folder = added(workspace, clone)
+    path = "retrieval/pack.py"
+    unchanged = (clone / path).read_bytes()
+
+    folder.overlays = {path: unchanged}
+    assert ask(workspace, folder).warnings[0].code == "answered-from-base"
+
+    folder.overlays = {path: unchanged + b"\n# typed in the editor\n"}
+    # The base no longer answers, and the folder's own index is not open yet.
+    with pytest.raises(IndexNotAvailableError):
+        ask(workspace, folder)
+
+
+def test_no_base_for_an_unreachable_server_or_a_tree_with_local_files(clone: Path, postgres_url: str) -> None:
+    assert TeamBase("postgresql://nobody@127.0.0.1:9/team", REPOSITORY, is_source).cover(clone) is None
+    base = TeamBase(postgres_url, REPOSITORY, is_source)
+    cover = base.cover(clone)
+    assert cover is not None
+    cover.close()
+
+    (clone / "retrieval" / "new_module.py").write_text("def added():\n    return 1\n")
+
+    assert base.cover(clone) is None
