@@ -311,6 +311,24 @@ def chosen_terms(
     return chosen or present
 
 
+def paths_by_file_name(paths: Iterable[str]) -> dict[str, list[str]]:
+    """The paths by their last part, for :func:`paths_with_suffix`."""
+    found: dict[str, list[str]] = {}
+    for path in paths:
+        found.setdefault(path.rpartition("/")[2], []).append(path)
+    return found
+
+
+def paths_with_suffix(paths_by_name: Mapping[str, list[str]], suffix: str) -> list[str]:
+    """The paths equal to ``suffix`` or ending with ``/suffix``, in the order they were listed."""
+    tail = "/" + suffix
+    return [
+        path
+        for path in paths_by_name.get(suffix.rpartition("/")[2], [])
+        if path == suffix or path.endswith(tail)
+    ]
+
+
 def common_cutoff_for(row_count: int) -> int:
     """A term in more rows than this, of an index of ``row_count`` rows, is too common to search for."""
     return max(MIN_COMMON_DOCUMENTS, int(MAX_TERM_DOCUMENT_SHARE * row_count))
@@ -713,18 +731,9 @@ class IndexSnapshot:
 
     def paths_ending_with(self, suffix: str) -> list[str]:
         """Indexed paths equal to ``suffix`` or ending with ``/suffix`` (a path named in a task)."""
-        paths_by_name = self._values.paths_by_name
-        if paths_by_name is None:
-            paths_by_name = {}
-            for path in self.file_paths():
-                paths_by_name.setdefault(path.rpartition("/")[2], []).append(path)
-            self._values.paths_by_name = paths_by_name
-        tail = "/" + suffix
-        return [
-            path
-            for path in paths_by_name.get(suffix.rpartition("/")[2], [])
-            if path == suffix or path.endswith(tail)
-        ]
+        if self._values.paths_by_name is None:
+            self._values.paths_by_name = paths_by_file_name(self.file_paths())
+        return paths_with_suffix(self._values.paths_by_name, suffix)
 
     def top_definitions(self, paths: Iterable[str], per_file: int) -> dict[str, list[NodeRow]]:
         """The ``per_file`` most central definitions (by PageRank, then position) of each file.

@@ -31,6 +31,8 @@ from smartctx.store.snapshot import (
     chosen_terms,
     common_cutoff_for,
     node_row,
+    paths_by_file_name,
+    paths_with_suffix,
 )
 from smartctx.team import lexical
 from smartctx.team.base import PublishedCommit
@@ -422,18 +424,9 @@ class BaseSnapshot:
         )
 
     def paths_ending_with(self, suffix: str) -> list[str]:
-        paths_by_name = self._facts.paths_by_name
-        if paths_by_name is None:
-            paths_by_name = {}
-            for path in self.file_paths():
-                paths_by_name.setdefault(path.rpartition("/")[2], []).append(path)
-            self._facts.paths_by_name = paths_by_name
-        tail = "/" + suffix
-        return [
-            path
-            for path in paths_by_name.get(suffix.rpartition("/")[2], [])
-            if path == suffix or path.endswith(tail)
-        ]
+        if self._facts.paths_by_name is None:
+            self._facts.paths_by_name = paths_by_file_name(self.file_paths())
+        return paths_with_suffix(self._facts.paths_by_name, suffix)
 
     def top_definitions(self, paths: Iterable[str], per_file: int) -> dict[str, list[NodeRow]]:
         """The ``per_file`` most central definitions of each file, as the local snapshot ranks them
