@@ -30,7 +30,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from bench.quality.swebench_scoring import MODULE_NAME, GoldRanks
+from bench.quality.swebench_scoring import GoldRanks, is_module
 
 # The cut-off the reasons are about.
 K = 10
@@ -52,7 +52,7 @@ def reasons(ranks: Sequence[int | None], gold: Sequence[str], ranked: dict[str, 
     for function, rank in zip(gold, ranks, strict=True):
         if rank is not None and rank <= K:
             continue
-        if function.endswith(f"::{MODULE_NAME}"):
+        if is_module(function):
             found.add("module")
         elif rank is None:
             found.add("candidate" if function in ranked else "no candidate")
@@ -101,11 +101,7 @@ def without_module(replay: dict[str, Any], features: dict[str, dict[str, Any]]) 
         if not ranks:
             continue
         gold = list(dict.fromkeys(features[instance["instance_id"]]["goldFunctions"]))
-        kept = tuple(
-            rank
-            for function, rank in zip(gold, ranks, strict=True)
-            if not function.endswith(f"::{MODULE_NAME}")
-        )
+        kept = tuple(rank for function, rank in zip(gold, ranks, strict=True) if not is_module(function))
         if not kept:
             continue
         tasks += 1

@@ -104,6 +104,8 @@ class Result:
     # where the pack lacks it.
     file_ranks: tuple[int | None, ...] = ()
     function_ranks: tuple[int | None, ...] = ()
+    # The same for the gold functions that are definitions (``<module>`` left out, as LocAgent's gold).
+    definition_ranks: tuple[int | None, ...] = ()
     # The sha256 of the pack's text and warnings: two replays whose digests agree packed the same
     # bytes, which a change meant only for speed must show.
     digest: str = ""
@@ -133,6 +135,7 @@ def _scored(
         file_map=tuple(file_map),
         file_ranks=score.file_ranks.positions,
         function_ranks=score.function_ranks.positions,
+        definition_ranks=score.definition_ranks.positions,
     )
 
 
@@ -497,6 +500,11 @@ def summarise(results: Sequence[dict[str, Any]], budget: int) -> dict[str, Any]:
         **rank_figures(
             [GoldRanks(tuple(result["file_ranks"])) for result in results],
             [GoldRanks(tuple(result["function_ranks"])) for result in results],
+            [
+                GoldRanks(tuple(result["definition_ranks"]))
+                for result in results
+                if "definition_ranks" in result
+            ],
         ),
         "latency_ms_p50": nearest_rank([result["latency_ms"] for result in results], 50),
         "latency_ms_p95": nearest_rank([result["latency_ms"] for result in results], 95),
@@ -538,6 +546,8 @@ RANK_COLUMNS = (
     ("func@5", "function_acc@5", "{:.1%}"),
     ("func@10", "function_acc@10", "{:.1%}"),
     ("func MRR", "function_mrr", "{:.3f}"),
+    # Function Acc@10 over the gold as LocAgent builds it (no ``<module>``): the anchors' figure.
+    ("def@10", "definition_acc@10", "{:.1%}"),
     # The lenient reading at the issue's other two cut-offs (Acc@1 is Any@1).
     ("file any@5", "file_any@5", "{:.1%}"),
     ("func any@10", "function_any@10", "{:.1%}"),

@@ -28,6 +28,12 @@ Two kinds of figure:
   **MRR** is the mean over tasks of 1 / the rank of the best-ranked gold item (0 when none is in the
   pack), the usual first-relevant-result definition. A task with no gold item at a level (every
   changed file a test) is left out of that level's Acc@k and MRR, as LocAgent leaves it out.
+
+  **Definition Acc@k** is function Acc@k over the gold built as LocAgent builds its own
+  (``utils/benchmark/parse_oracle_patch.py``): without ``<module>``, the lines outside every
+  definition (imports, globals, macros), which no pack holds as an item, and without the tasks left
+  with no gold function. It is the figure the anchors of issue #23 report; function Acc@k, which
+  counts ``<module>`` as a gold function no pack can place, is the stricter one beside it.
 """
 
 from __future__ import annotations
@@ -158,6 +164,8 @@ class Score:
     line_coverage: float
     file_ranks: GoldRanks
     function_ranks: GoldRanks
+    # The ranks of the gold functions that are definitions (``<module>`` left out).
+    definition_ranks: GoldRanks
 
     @property
     def file_rank(self) -> int | None:
@@ -230,6 +238,7 @@ def score_pack(items: Sequence[PackItem], gold: Gold, file_map: Sequence[str] = 
     }
     files = gold_ranks([*(item.file_path for item in items), *file_map], gold.files)
     functions = function_ranks(items, gold)
+    positions = dict(zip(dict.fromkeys(gold.functions), functions.positions, strict=True))
     return Score(
         file_hit=files.best is not None,
         function_hit=functions.best is not None,
@@ -238,7 +247,15 @@ def score_pack(items: Sequence[PackItem], gold: Gold, file_map: Sequence[str] = 
         line_coverage=len(covered) / len(changed) if changed else 0.0,
         file_ranks=files,
         function_ranks=functions,
+        definition_ranks=GoldRanks(
+            tuple(rank for function, rank in positions.items() if not is_module(function))
+        ),
     )
+
+
+def is_module(function: str) -> bool:
+    """Whether a gold function (``file::Qualified.name``) is the lines outside every definition."""
+    return function.endswith(f"::{MODULE_NAME}")
 
 
 def accuracy_at(ranks: Iterable[GoldRanks], k: int, *, any_gold: bool = False) -> float:
@@ -257,9 +274,12 @@ def mean_reciprocal_rank(ranks: Iterable[GoldRanks]) -> float:
     return sum(reciprocal) / len(reciprocal) if reciprocal else math.nan
 
 
-def rank_figures(files: Sequence[GoldRanks], functions: Sequence[GoldRanks]) -> dict[str, float]:
+def rank_figures(
+    files: Sequence[GoldRanks], functions: Sequence[GoldRanks], definitions: Sequence[GoldRanks] = ()
+) -> dict[str, float]:
     """The rank metrics of a set of packs, one ``GoldRanks`` per pack and level: file Acc@k and MRR,
-    function Acc@k and MRR, then Any@k of both levels."""
+    function Acc@k and MRR, Any@k of both levels, then definition Acc@k and MRR (NaN without
+    ``definitions``, as in a run recorded before they were)."""
     return {
         **{f"file_acc@{k}": accuracy_at(files, k) for k in FILE_ACC_KS},
         "file_mrr": mean_reciprocal_rank(files),
@@ -267,6 +287,8 @@ def rank_figures(files: Sequence[GoldRanks], functions: Sequence[GoldRanks]) -> 
         "function_mrr": mean_reciprocal_rank(functions),
         **{f"file_any@{k}": accuracy_at(files, k, any_gold=True) for k in FILE_ACC_KS},
         **{f"function_any@{k}": accuracy_at(functions, k, any_gold=True) for k in FUNCTION_ACC_KS},
+        **{f"definition_acc@{k}": accuracy_at(definitions, k) for k in FUNCTION_ACC_KS},
+        "definition_mrr": mean_reciprocal_rank(definitions),
     }
 
 

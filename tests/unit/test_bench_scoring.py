@@ -249,6 +249,25 @@ def test_a_whole_file_ranks_every_gold_function_in_it_at_its_place(scoring: Modu
     assert (score.file_ranks.positions, score.function_ranks.positions) == ((2,), (2,))
 
 
+def test_definition_ranks_leave_module_gold_out_as_locagent_does(scoring: ModuleType) -> None:
+    gold = scoring.Gold(
+        files=("pkg/core.py",),
+        functions=(f"pkg/core.py::{scoring.MODULE_NAME}", "pkg/core.py::Engine.run"),
+        changed=(),
+    )
+    pack = [item(scoring, "pkg/core.py::Engine.run:20-45")]
+    score = scoring.score_pack(pack, gold)
+    # The import the fix adds is a gold function no pack item holds: function Acc@10 misses the task,
+    # definition Acc@10, over the gold without it, counts it.
+    assert score.function_ranks.positions == (None, 1)
+    assert score.definition_ranks.positions == (1,)
+    figures = scoring.rank_figures([score.file_ranks], [score.function_ranks], [score.definition_ranks])
+    assert (figures["function_acc@10"], figures["definition_acc@10"]) == (0.0, 1.0)
+    # A task whose only gold function is ``<module>`` has no definition gold: it is left out.
+    only_module = scoring.Gold(gold.files, gold.functions[:1], ())
+    assert scoring.score_pack(pack, only_module).definition_ranks.positions == ()
+
+
 def test_several_gold_items_each_get_their_own_rank(scoring: ModuleType) -> None:
     gold = scoring.Gold(
         files=("pkg/core.py", "pkg/util.py", "pkg/gone.py"),
@@ -313,7 +332,11 @@ def test_acc_and_mrr_over_tasks(scoring: ModuleType) -> None:
         "function_mrr",
         *(f"file_any@{k}" for k in scoring.FILE_ACC_KS),
         *(f"function_any@{k}" for k in scoring.FUNCTION_ACC_KS),
+        *(f"definition_acc@{k}" for k in scoring.FUNCTION_ACC_KS),
+        "definition_mrr",
     ]
+    # Without definition ranks (a run recorded before them) those figures are unknown, not zero.
+    assert math.isnan(figures["definition_acc@10"])
 
 
 def test_any_at_k_counts_the_best_ranked_gold_item(scoring: ModuleType) -> None:
