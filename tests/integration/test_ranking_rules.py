@@ -529,3 +529,48 @@ def test_unit_tests_inside_a_source_file_vote_instead_of_taking_places(
         tmp_path / "ws2", tmp_path / "index2", crate_with_unit_tests(6), "Add tests: " + task, counter
     )
     assert [item for item in items(about_tests) if "::tests." in item]
+
+
+def parcel_rates(rules: int) -> dict[str, str]:
+    """A file whose whole text is about the task, with ``rules`` definitions that match it well and
+    one, ``round_grams``, that matches it once; and files of definitions that match it better."""
+    strong = "".join(
+        f"def parcel_weight_rule_{number}(parcel):\n"
+        f'    """Parcel weight rule {number}: the surcharge on the parcel weight."""\n'
+        f"    return parcel.weight * {number}\n\n\n"
+        for number in range(rules)
+    )
+    files = {
+        "shipping/rates.py": (
+            '"""Parcel rates: the surcharge on a parcel by its weight, parcel by parcel."""\n\n\n'
+            + strong
+            + "def round_grams(value):\n    # Whole grams, as a parcel is weighed.\n    return round(value)\n"
+        )
+    }
+    for number in range(12):
+        files[f"billing/surcharge_{number:02d}.py"] = (
+            f"def surcharge_weight_{number}(parcel_weight):\n"
+            '    """The surcharge by weight: parcel weight surcharge, weight surcharge."""\n'
+            "    return parcel_weight\n"
+        )
+    return files
+
+
+def test_a_top_file_gives_more_than_its_five_best_matching_definitions(tmp_path: Path) -> None:
+    """The file that matches best holds the fix, often in a definition that matches it only weakly:
+    past the first candidates, each of the three best-matching files gives its twenty best-matching
+    definitions as candidates, not five."""
+    task = "The parcel weight surcharge is wrong for heavy parcels"
+    root = write_tree(tmp_path / "ws", parcel_rates(8))
+    store = IndexStore(root, tmp_path / "index")
+    try:
+        Indexer(root, store, IndexConfig(workers=0)).reconcile()
+        with store.snapshot() as snapshot:
+            options = ContextOptions.from_values({"candidate_limit": 4})
+            ranking = rank(task, snapshot, options, Focus(), WorkspaceSources(root))
+    finally:
+        store.close()
+    ranked = [f"{item.node.path}::{item.node.qualified_name}" for item in ranking.ranked]
+    assert next(iter(ranking.found.file_evidence)) == "shipping/rates.py"
+    # With five, the weakest of the file's nine matching definitions was no candidate at all.
+    assert "shipping/rates.py::round_grams" in ranked
