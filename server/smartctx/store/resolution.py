@@ -13,6 +13,8 @@ import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
+from itertools import groupby
+from operator import itemgetter
 
 from smartctx.core.model import RefKind, SymbolKind
 
@@ -33,6 +35,15 @@ _PACKAGE_STEMS = frozenset({"__init__", "index", "mod", "lib", "main"})
 _IMPORT_SEPARATORS = re.compile(r"::|[./\\:]")
 _SOURCE_SUFFIX = re.compile(r"\.(py|pyi|js|jsx|mjs|cjs|ts|tsx|h|hh|hpp|hxx|rb|php|rs|go|java|cs|c|cc|cpp)$")
 _RUST_PREFIXES = frozenset({"crate", "self", "super"})
+
+# A reference as the resolvers take it: (file id, kind, name, key, reference id, source id).
+ReferenceRow = tuple[int, str, str, str, int, int]
+# An edge as they give it: (source id, target id, kind, confidence, reference id).
+EdgeValues = tuple[int, int, str, float, int]
+
+# Enum lookups by value through a dict: calling the Enum class costs several times more, and
+# resolution converts every pending reference.
+_REF_KINDS = {kind.value: kind for kind in RefKind}
 
 _CLASS_LIKE = frozenset(
     {
@@ -275,3 +286,72 @@ def _targets(matches: Sequence[Candidate], confidence: float) -> list[Target]:
         return []
     share = confidence / len(matches)
     return [Target(c.node_id, share) for c in sorted(matches, key=lambda c: c.node_id)]
+
+
+def name_uses(
+    rows: Sequence[ReferenceRow], paths: Mapping[int, str], candidates: Mapping[str, Sequence[Candidate]]
+) -> list[tuple[NameUse, list[tuple[int, int]]]]:
+    """Reference rows, sorted by their first three fields, as distinct name uses with their
+    (reference, source) pairs. A reference whose key no definition carries cannot resolve: it is
+    not even looked at."""
+    return [
+        (NameUse(file_id, paths[file_id], _REF_KINDS[kind], name, key), [(row[4], row[5]) for row in group])
+        for (file_id, kind, name, key), group in groupby(rows, key=itemgetter(0, 1, 2, 3))
+        if key in candidates
+    ]
+
+
+def import_edges(
+    rows: Sequence[ReferenceRow], paths: Mapping[int, str], candidates: Mapping[str, Sequence[Candidate]]
+) -> list[EdgeValues]:
+    """The edges of import references."""
+    edges: list[EdgeValues] = []
+    # An absolute import means the same in every file; resolve each one once.
+    import_answers: dict[tuple[str, str], tuple[list[Candidate], float]] = {}
+    for use, refs in name_uses(sorted(rows, key=itemgetter(0, 1, 2, 4)), paths, candidates):
+        question = (use.name, import_scope(use))
+        matched = import_answers.get(question)
+        if matched is None:
+            matched = import_matches(*question, candidates.get(use.key, ()))
+            import_answers[question] = matched
+        targets = targets_outside(*matched, use.file_id)
+        edges.extend(
+            (source_id, t.node_id, use.kind.value, t.confidence, ref_id)
+            for ref_id, source_id in refs
+            for t in targets
+        )
+    return edges
+
+
+def name_edges(
+    uses: Sequence[tuple[NameUse, list[tuple[int, int]]]],
+    candidates: Mapping[str, Sequence[Candidate]],
+    imported_targets: Mapping[int, Mapping[str, Sequence[int]]],
+    imported_files: Mapping[int, Iterable[int]],
+    source_names: Mapping[int, str],
+) -> list[EdgeValues]:
+    """The edges of calls, references and base classes (:func:`name_uses`), through what each
+    file's imports point at: per file, the targets of each import key and the files they lie in.
+    ``source_names`` holds the qualified name of each definition the references sit in."""
+    pools = {key: CandidatePool(found) for key, found in candidates.items()}
+    empty = CandidatePool(())
+    edges: list[EdgeValues] = []
+    for use, refs in uses:
+        resolution = resolve_name(
+            use,
+            pools.get(use.key, empty),
+            imported_targets.get(use.file_id, {}),
+            imported_files.get(use.file_id, ()),
+        )
+        by_source: dict[int, list[Target]] = {}
+        for ref_id, source_id in refs:
+            answer = by_source.get(source_id)
+            if answer is None:
+                answer = resolution.for_source(source_names[source_id])
+                by_source[source_id] = answer
+            edges.extend(
+                (source_id, t.node_id, use.kind.value, t.confidence, ref_id)
+                for t in answer
+                if t.node_id != source_id
+            )
+    return edges

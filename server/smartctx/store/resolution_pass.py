@@ -12,50 +12,21 @@ from __future__ import annotations
 import sqlite3
 from collections import defaultdict
 from dataclasses import dataclass
-from itertools import groupby
 from operator import itemgetter
 
 from smartctx.core.model import RefKind, SymbolKind
 from smartctx.store.batch import REFS_RESOLVED_BELOW_KEY
-from smartctx.store.resolution import (
-    Candidate,
-    CandidatePool,
-    NameUse,
-    Target,
-    import_matches,
-    import_scope,
-    resolve_name,
-    targets_outside,
-)
+from smartctx.store.resolution import Candidate, import_edges, name_edges, name_uses
 
 # A resolution reads the paths of up to this many files one by one, and of more all at once: a save
 # needs one or two of babel's 12,474 paths, whose whole table took a quarter of its resolution.
 PATHS_READ_ONE_BY_ONE = 200
-
-# Enum lookups by value through a dict: calling the Enum class costs several times more, and
-# resolution converts every pending reference.
-_REF_KINDS = {kind.value: kind for kind in RefKind}
 
 
 @dataclass(frozen=True)
 class ResolutionReport:
     references: int
     edges: int
-
-
-def _uses(
-    rows: list[tuple[int, str, str, str, int, int]],
-    paths: dict[int, str],
-    candidates: dict[str, list[Candidate]],
-) -> list[tuple[NameUse, list[tuple[int, int]]]]:
-    """Reference rows (file, kind, name, key, id, source), sorted by their first three, as distinct
-    name uses with their (reference, source) pairs. A reference whose key no definition carries
-    cannot resolve: it is not even looked at."""
-    return [
-        (NameUse(file_id, paths[file_id], _REF_KINDS[kind], name, key), [(row[4], row[5]) for row in group])
-        for (file_id, kind, name, key), group in groupby(rows, key=itemgetter(0, 1, 2, 3))
-        if key in candidates
-    ]
 
 
 class ResolutionPass:
@@ -100,7 +71,7 @@ class ResolutionPass:
         paths = self._paths_of({row[0] for row in pending})
         candidates = self._candidates({row[3] for row in pending})
         import_kind = RefKind.IMPORT.value
-        edges = self._resolve_imports([row for row in pending if row[1] == import_kind], paths, candidates)
+        edges = import_edges([row for row in pending if row[1] == import_kind], paths, candidates)
         db.executemany(
             "INSERT INTO edges(src_id, dst_id, kind, confidence, ref_id) VALUES (?, ?, ?, ?, ?)", edges
         )
@@ -121,7 +92,9 @@ class ResolutionPass:
         paths.update(self._paths_of({row[0] for row in added} - paths.keys()))
         names = [row for row in pending if row[1] != import_kind] + added
         names.sort(key=itemgetter(0, 1, 2, 4))
-        edges = self._resolve_names(names, paths, candidates)
+        uses = name_uses(names, paths, candidates)
+        imported_targets, imported_files = self._imports_of({use.file_id for use, _ in uses})
+        edges = name_edges(uses, candidates, imported_targets, imported_files, self._source_names())
         db.executemany(
             "INSERT INTO edges(src_id, dst_id, kind, confidence, ref_id) VALUES (?, ?, ?, ?, ?)", edges
         )
@@ -171,63 +144,6 @@ class ResolutionPass:
         db.executemany("DELETE FROM edges WHERE ref_id = ?", [(row[4],) for row in added])
         candidates.update(self._candidates({row[3] for row in added} - candidates.keys()))
         return added
-
-    def _resolve_imports(
-        self,
-        rows: list[tuple[int, str, str, str, int, int]],
-        paths: dict[int, str],
-        candidates: dict[str, list[Candidate]],
-    ) -> list[tuple[int, int, str, float, int]]:
-        """Edges for import references (file, kind, name, key, id, source rows)."""
-        edges: list[tuple[int, int, str, float, int]] = []
-        # An absolute import means the same in every file; resolve each one once.
-        import_answers: dict[tuple[str, str], tuple[list[Candidate], float]] = {}
-        for use, refs in _uses(sorted(rows, key=itemgetter(0, 1, 2, 4)), paths, candidates):
-            question = (use.name, import_scope(use))
-            matched = import_answers.get(question)
-            if matched is None:
-                matched = import_matches(*question, candidates.get(use.key, ()))
-                import_answers[question] = matched
-            targets = targets_outside(*matched, use.file_id)
-            edges.extend(
-                (source_id, t.node_id, use.kind.value, t.confidence, ref_id)
-                for ref_id, source_id in refs
-                for t in targets
-            )
-        return edges
-
-    def _resolve_names(
-        self,
-        rows: list[tuple[int, str, str, str, int, int]],
-        paths: dict[int, str],
-        candidates: dict[str, list[Candidate]],
-    ) -> list[tuple[int, int, str, float, int]]:
-        """Edges for calls, references and base classes, once their files' import edges are in."""
-        uses = _uses(rows, paths, candidates)
-        imported_targets, imported_files = self._imports_of({use.file_id for use, _ in uses})
-        pools = {key: CandidatePool(found) for key, found in candidates.items()}
-        empty = CandidatePool(())
-        source_names = self._source_names()
-        edges: list[tuple[int, int, str, float, int]] = []
-        for use, refs in uses:
-            resolution = resolve_name(
-                use,
-                pools.get(use.key, empty),
-                imported_targets.get(use.file_id, {}),
-                imported_files.get(use.file_id, ()),
-            )
-            by_source: dict[int, list[Target]] = {}
-            for ref_id, source_id in refs:
-                answer = by_source.get(source_id)
-                if answer is None:
-                    answer = resolution.for_source(source_names[source_id])
-                    by_source[source_id] = answer
-                edges.extend(
-                    (source_id, t.node_id, use.kind.value, t.confidence, ref_id)
-                    for t in answer
-                    if t.node_id != source_id
-                )
-        return edges
 
     def _source_names(self) -> dict[int, str]:
         """Qualified names of the definitions that the references to resolve sit in."""

@@ -53,6 +53,15 @@ _USE_EDGE_KINDS = ["calls", "references"]
 
 
 @dataclass(frozen=True)
+class Hidden:
+    """Base rows an overlay (overlay.py) hides: edges out of or into its shadowed definitions, and
+    those of the references it resolved again. Sorted ids."""
+
+    nodes: list[int]
+    refs: list[int]
+
+
+@dataclass(frozen=True)
 class CommitFiles:
     """A published commit's files: path and language by id, id by path, and the paths in order."""
 
@@ -80,9 +89,12 @@ class BaseSnapshot:
         connection: psycopg.Connection[TupleRow],
         commit: PublishedCommit,
         facts: CommitFacts | None = None,
+        hidden: Hidden | None = None,
     ) -> None:
-        """``facts`` are the commit's, shared with its other snapshots; a new set when not given."""
+        """``facts`` are the commit's, shared with its other snapshots; a new set when not given.
+        With ``hidden``, no query of edges, references or uses reads the edges it hides."""
         self._db = connection
+        self._hidden = hidden
         self._commit = commit
         self._id = commit.commit_id
         self._facts = facts if facts is not None else CommitFacts()
@@ -233,6 +245,17 @@ class BaseSnapshot:
             )
         }
 
+    def _visible(self, alias: str = "") -> tuple[str, tuple[Any, ...]]:
+        """A condition on an edge that leaves out what :class:`Hidden` hides, with its parameters."""
+        if self._hidden is None:
+            return "", ()
+        edge = f"{alias}." if alias else ""
+        return (
+            f" AND {edge}src_id <> ALL(%s) AND {edge}dst_id <> ALL(%s)"
+            f" AND ({edge}ref_id IS NULL OR {edge}ref_id <> ALL(%s))",
+            (self._hidden.nodes, self._hidden.nodes, self._hidden.refs),
+        )
+
     def _edges(self, query: str, *parameters: Any) -> list[EdgeRow]:
         return [
             EdgeRow(int(src), int(dst), str(kind), float(confidence))
@@ -241,67 +264,88 @@ class BaseSnapshot:
 
     def edges_touching(self, node_ids: Sequence[int]) -> list[EdgeRow]:
         ids = sorted(set(node_ids))
+        visible, hidden = self._visible()
         found = set(
             self._edges(
                 "SELECT src_id, dst_id, kind, confidence FROM smartctx.edges WHERE commit_id = %s"
-                " AND src_id = ANY(%s) UNION SELECT src_id, dst_id, kind, confidence FROM smartctx.edges"
-                " WHERE commit_id = %s AND dst_id = ANY(%s)",
+                f" AND src_id = ANY(%s){visible} UNION SELECT src_id, dst_id, kind, confidence"
+                f" FROM smartctx.edges WHERE commit_id = %s AND dst_id = ANY(%s){visible}",
                 ids,
+                *hidden,
                 self._id,
                 ids,
+                *hidden,
             )
         )
         return sorted(found, key=lambda edge: (edge.src_id, edge.dst_id, edge.kind))
 
     def neighbours(self, node_id: int, limit: int) -> list[Neighbour]:
+        outgoing, incoming = self.neighbour_halves(node_id, limit)
+        return outgoing + incoming
+
+    def neighbour_halves(self, node_id: int, limit: int) -> tuple[list[Neighbour], list[Neighbour]]:
+        """:meth:`neighbours` as its two halves: the ends of the edges out of the node (but
+        containment), then the ends of those into it."""
         # The local query's order within each half is SQLite's index order (by rowid of the edge):
         # here by the edge's other end, the same set whenever the node has fewer than ``limit``.
-        rows = self._rows_of(
+        visible, hidden = self._visible()
+        outgoing = self._rows_of(
             "SELECT e.dst_id, e.kind, e.confidence, n.file_id, n.kind = 'module' FROM"
             " (SELECT dst_id, kind, confidence FROM smartctx.edges WHERE commit_id = %s AND src_id = %s"
-            " AND kind != 'contains' ORDER BY dst_id, kind LIMIT %s) e"
+            f" AND kind != 'contains'{visible} ORDER BY dst_id, kind LIMIT %s) e"
             " LEFT JOIN smartctx.nodes n ON n.commit_id = %s AND n.node_id = e.dst_id",
             node_id,
+            *hidden,
             limit,
             self._id,
-        ) + self._rows_of(
+        )
+        incoming = self._rows_of(
             "SELECT e.src_id, e.kind, e.confidence, n.file_id, n.kind = 'module' FROM"
             " (SELECT src_id, kind, confidence FROM smartctx.edges WHERE commit_id = %s AND dst_id = %s"
-            " ORDER BY src_id, kind LIMIT %s) e"
+            f"{visible} ORDER BY src_id, kind LIMIT %s) e"
             " LEFT JOIN smartctx.nodes n ON n.commit_id = %s AND n.node_id = e.src_id",
             node_id,
+            *hidden,
             limit,
             self._id,
         )
         by_id = self._files().by_id
-        return [
-            Neighbour(
-                int(other),
-                str(kind),
-                float(confidence),
-                None if file_id is None else by_id[int(file_id)][0],
-                int(bool(is_module)),
-            )
-            for other, kind, confidence, file_id, is_module in rows
-        ]
+        halves = tuple(
+            [
+                Neighbour(
+                    int(other),
+                    str(kind),
+                    float(confidence),
+                    None if file_id is None else by_id[int(file_id)][0],
+                    int(bool(is_module)),
+                )
+                for other, kind, confidence, file_id, is_module in rows
+            ]
+            for rows in (outgoing, incoming)
+        )
+        return halves[0], halves[1]
 
     def incoming_edges(self, node_ids: Sequence[int], limit: int) -> tuple[list[EdgeRow], bool]:
+        visible, hidden = self._visible()
         found = self._edges(
             "SELECT src_id, dst_id, kind, max(confidence) FROM smartctx.edges WHERE commit_id = %s"
-            " AND dst_id = ANY(%s) AND kind != 'contains' GROUP BY dst_id, src_id, kind"
+            f" AND dst_id = ANY(%s) AND kind != 'contains'{visible} GROUP BY dst_id, src_id, kind"
             " ORDER BY dst_id, src_id, kind LIMIT %s",
             sorted(set(node_ids)),
+            *hidden,
             limit + 1,
         )
         return (found[:limit], False) if len(found) > limit else (found, True)
 
     def children(self, node_ids: Sequence[int]) -> list[int]:
+        visible, hidden = self._visible()
         return [
             int(node_id)
             for (node_id,) in self._rows_of(
                 "SELECT dst_id FROM smartctx.edges WHERE commit_id = %s AND src_id = ANY(%s)"
-                " AND kind = 'contains' ORDER BY dst_id",
+                f" AND kind = 'contains'{visible} ORDER BY dst_id",
                 sorted(set(node_ids)),
+                *hidden,
             )
         ]
 
@@ -328,6 +372,32 @@ class BaseSnapshot:
         return sorted(
             ((str(paths[file_id]), score) for file_id, score in hits), key=lambda hit: (-hit[1], hit[0])
         )
+
+    def corpora(self) -> tuple[lexical.Corpus, lexical.Corpus]:
+        """The commit's definitions and files as BM25 counts them."""
+        searched = self._searched()
+        return searched.symbols, searched.files
+
+    def term_frequencies(
+        self, postings: lexical.Postings, terms: Iterable[str], hidden: Sequence[int]
+    ) -> dict[str, tuple[int, int]]:
+        """How many documents hold each term, and how many of those are ``hidden`` (ids)."""
+        return lexical.term_frequencies(self._db, postings, self._id, terms, hidden)
+
+    def top_weighted(
+        self,
+        postings: lexical.Postings,
+        weights: Mapping[str, float],
+        average: float,
+        hidden: Sequence[int],
+        limit: int,
+    ) -> list[tuple[int, float]]:
+        """The best documents for terms of given BM25 weights, but ``hidden`` (team/lexical.py)."""
+        return lexical.top_weighted(self._db, postings, self._id, weights, average, hidden, limit)
+
+    def paths_by_file_id(self, file_ids: Iterable[int]) -> dict[int, str]:
+        by_id = self._files().by_id
+        return {file_id: by_id[file_id][0] for file_id in file_ids}
 
     def _searched(self) -> SearchedCommit:
         if self._facts.searched is None:
@@ -383,44 +453,61 @@ class BaseSnapshot:
         )
 
     def reference_targets(self, path: str, line: int, key: str) -> list[NodeRow]:
+        return [node for _, node in self.reference_answers(path, line, key)]
+
+    def reference_answers(self, path: str, line: int, key: str) -> list[tuple[float, NodeRow]]:
+        """:meth:`reference_targets` with each target's confidence."""
+        visible, hidden = self._visible("e")
         return [
-            self._node(row)
+            (float(row[-1]), self._node(row[:-1]))
             for row in self._rows_of(
-                f"SELECT {_NODE_COLUMNS} FROM (SELECT e.dst_id, max(e.confidence) AS confidence"
+                f"SELECT {_NODE_COLUMNS}, t.confidence FROM (SELECT e.dst_id, max(e.confidence) AS confidence"
                 " FROM smartctx.refs r JOIN smartctx.edges e"
                 " ON e.commit_id = r.commit_id AND e.ref_id = r.ref_id"
-                " WHERE r.commit_id = %s AND r.key = %s AND r.line = %s AND r.file_id = ANY(%s)"
+                f" WHERE r.commit_id = %s AND r.key = %s AND r.line = %s AND r.file_id = ANY(%s){visible}"
                 " GROUP BY e.dst_id) t JOIN smartctx.nodes n ON n.commit_id = %s AND n.node_id = t.dst_id"
                 " ORDER BY t.confidence DESC, n.node_id",
                 key,
                 line,
                 self._file_ids([path]),
+                *hidden,
                 self._id,
             )
         ]
 
     def uses_of(self, node_id: int, top: int) -> Uses:
+        count, paths, ranked = self.ranked_uses(node_id, top)
+        return Uses(count, len(paths), tuple(use for _, use in ranked))
+
+    def ranked_uses(self, node_id: int, top: int) -> tuple[int, set[str], list[tuple[float, Use]]]:
+        """The uses :meth:`uses_of` counts: how many, in which files, and the ``top`` of them with
+        the PageRank of the definition each sits in."""
+        visible, hidden = self._visible("e")
         uses = (
             "FROM smartctx.edges e JOIN smartctx.refs r ON r.commit_id = e.commit_id AND r.ref_id = e.ref_id"
             " JOIN smartctx.nodes n ON n.commit_id = e.commit_id AND n.node_id = e.src_id"
             " JOIN smartctx.files f ON f.commit_id = n.commit_id AND f.file_id = n.file_id"
             " LEFT JOIN smartctx.scores s ON s.commit_id = n.commit_id AND s.node_id = n.node_id"
-            " WHERE e.commit_id = %s AND e.dst_id = %s AND e.kind = ANY(%s)"
+            f" WHERE e.commit_id = %s AND e.dst_id = %s AND e.kind = ANY(%s){visible}"
         )
-        ((count, files),) = self._rows_of(
-            f"SELECT count(*), count(DISTINCT f.path) {uses}", node_id, _USE_EDGE_KINDS
+        counted = self._rows_of(
+            f"SELECT f.path, count(*) {uses} GROUP BY f.path", node_id, _USE_EDGE_KINDS, *hidden
         )
         rows = self._rows_of(
-            f"SELECT f.path, r.line, n.qualified_name {uses}"
+            f"SELECT coalesce(s.pagerank, 0), f.path, r.line, n.qualified_name {uses}"
             ' ORDER BY coalesce(s.pagerank, 0) DESC, f.path COLLATE "C", r.line LIMIT %s',
             node_id,
             _USE_EDGE_KINDS,
+            *hidden,
             top,
         )
-        return Uses(
-            int(count),
-            int(files),
-            tuple(Use(str(path), int(line), str(qualified)) for path, line, qualified in rows),
+        return (
+            sum(int(number) for _, number in counted),
+            {str(path) for path, _ in counted},
+            [
+                (float(rank), Use(str(path), int(line), str(qualified)))
+                for rank, path, line, qualified in rows
+            ],
         )
 
     def paths_ending_with(self, suffix: str) -> list[str]:

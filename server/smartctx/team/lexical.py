@@ -30,7 +30,8 @@ by :func:`searched_commit`, and passed to every search of it.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+import math
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
 import psycopg
@@ -178,6 +179,106 @@ def _top(
             "boosts": [float(weighted_terms[term]) for term in terms],
             "documents": corpus.documents,
             "average": corpus.average_length,
+            "k1": K1,
+            "b": B,
+            "scale": 10.0**SCORE_PLACES,
+            "limit": limit,
+        },
+    )
+    return [(int(row_id), float(score)) for row_id, score in rows]
+
+
+def idf(documents: int, frequency: int) -> float:
+    """Tantivy's inverse document frequency of a term in ``frequency`` of ``documents`` documents."""
+    return math.log(1 + (documents - frequency + 0.5) / (frequency + 0.5))
+
+
+def bm25(weight: float, frequency: int, norm: int, average: float) -> float:
+    """One term's part of a document's score, ``weight`` being the term's boost times its idf times
+    (1 + K1)."""
+    return weight * frequency / (frequency + K1 * (1 - B + B * norm / average))
+
+
+# The documents of a commit holding each term, and how many of them are among some left out (an
+# overlay's shadowed ones).
+_FREQUENCIES_SQL = """
+SELECT p.term, count(*), count(*) FILTER (WHERE p.{id} = ANY(%(hidden)s))
+FROM smartctx.{postings} p
+WHERE p.commit_id = %(commit)s AND p.term = ANY(%(terms)s)
+GROUP BY p.term
+"""
+# The top documents for terms whose weights the caller gives, leaving some documents out.
+_TOP_WEIGHTED_SQL = """
+SELECT {id}, score FROM (
+    SELECT p.{id}, sum(
+        w.weight * p.frequency / (p.frequency + %(k1)s * (1 - %(b)s + %(b)s * p.norm / %(average)s))
+    ) AS score
+    FROM unnest(%(terms)s::text[], %(weights)s::float8[]) AS w (term, weight)
+    JOIN smartctx.{postings} p ON p.commit_id = %(commit)s AND p.term = w.term
+    WHERE p.{id} <> ALL(%(hidden)s)
+    GROUP BY p.{id}
+) AS scored
+ORDER BY round(score * %(scale)s) DESC, {id}
+LIMIT %(limit)s
+"""
+
+
+@dataclass(frozen=True, slots=True)
+class Postings:
+    """One kind of a commit's documents (definitions or files) as statements over its postings."""
+
+    frequencies: sql.Composed
+    top: sql.Composed
+
+
+def _postings(table: str, id_column: str) -> Postings:
+    names = {"postings": sql.Identifier(table), "id": sql.Identifier(id_column)}
+    return Postings(sql.SQL(_FREQUENCIES_SQL).format(**names), sql.SQL(_TOP_WEIGHTED_SQL).format(**names))
+
+
+SYMBOL_POSTINGS = _postings("symbol_postings", "node_id")
+FILE_POSTINGS = _postings("file_postings", "file_id")
+
+
+def term_frequencies(
+    connection: psycopg.Connection[TupleRow],
+    postings: Postings,
+    commit_id: int,
+    terms: Iterable[str],
+    hidden: Sequence[int],
+) -> dict[str, tuple[int, int]]:
+    """For each term some document holds: how many hold it, and how many of those are ``hidden``."""
+    wanted = sorted(set(terms))
+    if not wanted:
+        return {}
+    rows = connection.execute(
+        postings.frequencies, {"commit": commit_id, "terms": wanted, "hidden": list(hidden)}
+    )
+    return {str(term): (int(count), int(among)) for term, count, among in rows}
+
+
+def top_weighted(
+    connection: psycopg.Connection[TupleRow],
+    postings: Postings,
+    commit_id: int,
+    weights: Mapping[str, float],
+    average: float,
+    hidden: Sequence[int],
+    limit: int,
+) -> list[tuple[int, float]]:
+    """The ``limit`` documents best matching terms of the given weights (boost * idf * (1 + K1)),
+    scored against the ``average`` length, leaving out ``hidden``: best first, ties by id."""
+    if limit <= 0 or not weights:
+        return []
+    terms = sorted(weights)
+    rows = connection.execute(
+        postings.top,
+        {
+            "commit": commit_id,
+            "terms": terms,
+            "weights": [weights[term] for term in terms],
+            "average": average,
+            "hidden": list(hidden),
             "k1": K1,
             "b": B,
             "scale": 10.0**SCORE_PLACES,

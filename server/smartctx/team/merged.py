@@ -1,0 +1,447 @@
+"""A published base with a local overlay read as one index: every query of store/reader.py.
+
+The base answers for every file the overlay does not shadow, the overlay (overlay.py) for the rest,
+and each query merges the two as a local index of the whole tree would answer it:
+
+* **Rows** (definitions, files, folded names) of a shadowed file are left out of the base's answers;
+  the overlay's rows carry negative ids, so an id says which side to ask.
+* **Edges** are the base's but those the overlay hides (:class:`~smartctx.team.base_snapshot.Hidden`),
+  plus the overlay's: its own, and those of the base references it resolved again.
+* **Lexical search** scores base and overlay documents with the statistics of the merged corpus:
+  the number of documents, their average length and each term's document frequency are the base's
+  less the shadowed documents', plus the overlay's, so a document scores as in a local index of the
+  tree (team/lexical.py's BM25, tantivy's).
+
+Ties between equal scores are broken by id, as in a local index, but ids are not a local index's:
+two documents of exactly equal score may come in another order.
+"""
+
+from __future__ import annotations
+
+import heapq
+from collections import Counter, defaultdict
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import replace
+from types import TracebackType
+from typing import TypeVar
+
+from smartctx.core.model import SymbolKind
+from smartctx.store.snapshot import (
+    EdgeRow,
+    IndexStats,
+    Neighbour,
+    NodeRow,
+    SearchHit,
+    Use,
+    Uses,
+    chosen_terms,
+    common_cutoff_for,
+    paths_by_file_name,
+    paths_with_suffix,
+)
+from smartctx.team import lexical
+from smartctx.team.base_snapshot import BaseSnapshot
+from smartctx.team.lexical import Corpus, Postings
+from smartctx.team.overlay import NewEdge, Overlay
+from smartctx.team.postings import Document
+
+Key = TypeVar("Key", int, str)
+
+_USE_EDGE_KINDS = frozenset({"calls", "references"})
+_CONTAINS = "contains"
+
+
+class MergedReader:
+    """Read-only queries over a base snapshot with an overlay laid on it. Closing it closes the
+    base snapshot."""
+
+    def __init__(self, base: BaseSnapshot, overlay: Overlay) -> None:
+        """``base`` must hide what the overlay hides (``BaseSnapshot(…, hidden=overlay.hides())``)."""
+        self._base = base
+        self._overlay = overlay
+        self._shadowed = overlay.shadowed_paths
+        self._by_name: dict[str, list[NodeRow]] = defaultdict(list)
+        self._by_path: dict[str, list[NodeRow]] = defaultdict(list)
+        for node in sorted(overlay.nodes.values(), key=lambda node: node.id):
+            self._by_name[node.name].append(node)
+            self._by_path[node.path].append(node)
+        self._out: dict[int, list[NewEdge]] = defaultdict(list)
+        self._in: dict[int, list[NewEdge]] = defaultdict(list)
+        self._by_ref: dict[int, list[NewEdge]] = defaultdict(list)
+        for added in overlay.edges:
+            self._out[added.edge.src_id].append(added)
+            self._in[added.edge.dst_id].append(added)
+            if added.ref_id is not None:
+                self._by_ref[added.ref_id].append(added)
+        self._shadowed_names = set(overlay.shadowed_nodes.values())
+        self._paths: list[str] | None = None
+        self._paths_by_name: dict[str, list[str]] | None = None
+        self._counted: dict[int, dict[str, int]] = {}
+
+    def __enter__(self) -> MergedReader:
+        return self
+
+    def __exit__(
+        self, kind: type[BaseException] | None, error: BaseException | None, trace: TracebackType | None
+    ) -> None:
+        self.close()
+
+    def close(self) -> None:
+        self._base.close()
+
+    # Rows
+
+    def _visible(self, nodes: Iterable[NodeRow]) -> list[NodeRow]:
+        """The base's rows but those of shadowed files, with their usage as the overlay moved it."""
+        change = self._overlay.usage_change
+        return [
+            node._replace(usage=node.usage + change[node.id]) if node.id in change else node
+            for node in nodes
+            if node.path not in self._shadowed
+        ]
+
+    def meta(self, key: str) -> str | None:
+        return self._base.meta(key)
+
+    def stats(self) -> IndexStats:
+        base = self._base.stats()
+        own, hidden = self._overlay.counts, self._overlay.hidden
+        languages = Counter(base.files_by_language)
+        languages.subtract(hidden.files_by_language)
+        languages.update(own.files_by_language)
+        return replace(
+            base,
+            files=self.stats_files(),
+            nodes=self.row_count(),
+            edges=base.edges - hidden.edges + own.edges,
+            references=base.references - hidden.references + own.references,
+            unresolved_references=base.unresolved_references
+            - hidden.unresolved_references
+            + own.unresolved_references,
+            files_by_language={language: count for language, count in sorted(languages.items()) if count},
+            files_with_errors=base.files_with_errors - hidden.files_with_errors + own.files_with_errors,
+            folded_definitions=base.folded_definitions - hidden.folded_definitions + own.folded_definitions,
+        )
+
+    def stats_files(self) -> int:
+        return len(self.file_paths())
+
+    def file_paths(self) -> list[str]:
+        if self._paths is None:
+            kept = (path for path in self._base.file_paths() if path not in self._shadowed)
+            self._paths = sorted([*kept, *self._overlay.files])
+        return self._paths
+
+    def nodes(self, node_ids: Iterable[int]) -> list[NodeRow]:
+        ids = set(node_ids)
+        own = [self._overlay.nodes[node_id] for node_id in ids if node_id in self._overlay.nodes]
+        return sorted([*own, *self._visible(self._base.nodes(i for i in ids if i > 0))], key=lambda n: n.id)
+
+    def nodes_with_names(self, names: Iterable[str]) -> dict[str, list[NodeRow]]:
+        wanted = set(names)
+        found = {name: self._visible(nodes) for name, nodes in self._base.nodes_with_names(wanted).items()}
+        for name in wanted:
+            if name in self._by_name:
+                found[name] = [*self._by_name[name], *found.get(name, [])]
+        return {name: nodes for name, nodes in sorted(found.items()) if nodes}
+
+    def definition_counts(self, names: Iterable[str]) -> dict[str, int]:
+        wanted = set(names)
+        counts = dict(self._base.definition_counts(wanted))
+        for name, nodes in self._base.nodes_with_names(wanted & self._shadowed_names).items():
+            shadowed = sum(1 for n in nodes if n.path in self._shadowed and n.kind is not SymbolKind.MODULE)
+            if shadowed:
+                counts[name] -= shadowed
+        for name in wanted:
+            counts[name] = counts.get(name, 0) + sum(
+                1 for n in self._by_name.get(name, ()) if n.kind is not SymbolKind.MODULE
+            )
+        return {name: count for name, count in counts.items() if count}
+
+    def nodes_named_within(self, name: str, qualified_suffix: str) -> list[NodeRow]:
+        own = [node for node in self._by_name.get(name, ()) if node.qualified_name.endswith(qualified_suffix)]
+        return [*own, *self._visible(self._base.nodes_named_within(name, qualified_suffix))]
+
+    def module_ids(self, paths: Iterable[str]) -> dict[str, int]:
+        wanted = set(paths)
+        found = self._base.module_ids(path for path in wanted if path not in self._shadowed)
+        for path in wanted & self._overlay.files.keys():
+            found.update((path, node.id) for node in self._by_path[path] if node.kind is SymbolKind.MODULE)
+        return found
+
+    def paths_of(self, node_ids: Iterable[int]) -> dict[int, str]:
+        ids = set(node_ids)
+        found = {
+            node_id: path
+            for node_id, path in self._base.paths_of(i for i in ids if i > 0).items()
+            if path not in self._shadowed
+        }
+        found.update((i, self._overlay.nodes[i].path) for i in ids if i in self._overlay.nodes)
+        return found
+
+    def innermost_node_at(self, path: str, line: int) -> NodeRow | None:
+        if path in self._shadowed or path in self._overlay.files:
+            around = [
+                node for node in self._by_path.get(path, ()) if node.start_line <= line <= node.end_line
+            ]
+            return min(
+                around,
+                key=lambda n: (n.end_line - n.start_line, n.kind is SymbolKind.MODULE, n.id),
+                default=None,
+            )
+        return next(
+            iter(self._visible([found] if (found := self._base.innermost_node_at(path, line)) else [])), None
+        )
+
+    def nodes_at(self, path: str, qualified_name: str) -> list[NodeRow]:
+        if path in self._shadowed or path in self._overlay.files:
+            return sorted(
+                (node for node in self._by_path.get(path, ()) if node.qualified_name == qualified_name),
+                key=lambda node: (node.start_line, node.id),
+            )
+        return self._visible(self._base.nodes_at(path, qualified_name))
+
+    def paths_ending_with(self, suffix: str) -> list[str]:
+        if self._paths_by_name is None:
+            self._paths_by_name = paths_by_file_name(self.file_paths())
+        return paths_with_suffix(self._paths_by_name, suffix)
+
+    def top_definitions(self, paths: Iterable[str], per_file: int) -> dict[str, list[NodeRow]]:
+        wanted = set(paths)
+        found = {
+            path: self._visible(nodes)
+            for path, nodes in self._base.top_definitions(wanted - self._shadowed, per_file).items()
+        }
+        for path in sorted(wanted & self._overlay.files.keys()):
+            ranked = sorted(
+                (node for node in self._by_path[path] if node.kind is not SymbolKind.MODULE),
+                key=lambda node: (-node.pagerank, node.start_line, node.id),
+            )[: max(0, per_file)]
+            if ranked:
+                found[path] = ranked
+        return dict(sorted(found.items()))
+
+    def folded_named(self, names: Iterable[str]) -> list[tuple[str, int, NodeRow]]:
+        wanted = set(names)
+        found = [
+            (name, line, holder)
+            for name, line, holder in self._base.folded_named(wanted)
+            if holder.path not in self._shadowed
+        ]
+        found.extend(
+            (name, line, self._overlay.nodes[holder])
+            for name, line, holder in self._overlay.folded
+            if name in wanted
+        )
+        return sorted(found, key=lambda folded: (folded[2].path, folded[1], folded[0]))
+
+    # Edges
+
+    def _added(self, node_ids: Iterable[int], *, out: bool = True, into: bool = True) -> list[NewEdge]:
+        found: list[NewEdge] = []
+        for node_id in set(node_ids):
+            if out:
+                found.extend(self._out.get(node_id, ()))
+            if into:
+                found.extend(
+                    added
+                    for added in self._in.get(node_id, ())
+                    if not (out and added.edge.dst_id == added.edge.src_id)
+                )
+        return found
+
+    def edges_touching(self, node_ids: Sequence[int]) -> list[EdgeRow]:
+        found = set(self._base.edges_touching([i for i in node_ids if i > 0]))
+        found.update(added.edge for added in self._added(node_ids))
+        return sorted(found, key=lambda edge: (edge.src_id, edge.dst_id, edge.kind))
+
+    def neighbours(self, node_id: int, limit: int) -> list[Neighbour]:
+        base_out, base_in = self._base.neighbour_halves(node_id, limit) if node_id > 0 else ([], [])
+        added_out = sorted(
+            (a.edge for a in self._out.get(node_id, ()) if a.edge.kind != _CONTAINS),
+            key=lambda edge: (edge.dst_id, edge.kind),
+        )
+        added_in = sorted(
+            (a.edge for a in self._in.get(node_id, ())), key=lambda edge: (edge.src_id, edge.kind)
+        )
+        others = self.nodes({edge.dst_id for edge in added_out} | {edge.src_id for edge in added_in})
+        where = {node.id: (node.path, int(node.kind is SymbolKind.MODULE)) for node in others}
+        merged_out = base_out + [
+            Neighbour(edge.dst_id, edge.kind, edge.confidence, *where.get(edge.dst_id, (None, 0)))
+            for edge in added_out
+        ]
+        merged_in = base_in + [
+            Neighbour(edge.src_id, edge.kind, edge.confidence, *where.get(edge.src_id, (None, 0)))
+            for edge in added_in
+        ]
+        return merged_out[:limit] + merged_in[:limit]
+
+    def incoming_edges(self, node_ids: Sequence[int], limit: int) -> tuple[list[EdgeRow], bool]:
+        base, _ = self._base.incoming_edges([i for i in node_ids if i > 0], limit)
+        strongest: dict[tuple[int, int, str], float] = {}
+        for edge in [*base, *(a.edge for a in self._added(node_ids, out=False))]:
+            if edge.kind == _CONTAINS:
+                continue
+            key = (edge.dst_id, edge.src_id, edge.kind)
+            strongest[key] = max(strongest.get(key, edge.confidence), edge.confidence)
+        found = [
+            EdgeRow(src, dst, kind, confidence) for (dst, src, kind), confidence in sorted(strongest.items())
+        ]
+        return (found[:limit], False) if len(found) > limit else (found, True)
+
+    def children(self, node_ids: Sequence[int]) -> list[int]:
+        own = [a.edge.dst_id for a in self._added(node_ids, into=False) if a.edge.kind == _CONTAINS]
+        return sorted([*own, *self._base.children([i for i in node_ids if i > 0])])
+
+    def reference_targets(self, path: str, line: int, key: str) -> list[NodeRow]:
+        strongest: dict[int, float] = {}
+        if path not in self._shadowed and path not in self._overlay.files:
+            for confidence, node in self._base.reference_answers(path, line, key):
+                strongest[node.id] = confidence
+        for ref_id, place in self._overlay.places.items():
+            if place.path == path and place.line == line and place.key == key:
+                for added in self._by_ref.get(ref_id, ()):
+                    dst = added.edge.dst_id
+                    strongest[dst] = max(strongest.get(dst, added.edge.confidence), added.edge.confidence)
+        nodes = {node.id: node for node in self.nodes(strongest)}
+        return [nodes[i] for i in sorted(strongest, key=lambda i: (-strongest[i], i)) if i in nodes]
+
+    def uses_of(self, node_id: int, top: int) -> Uses:
+        count, paths, ranked = self._base.ranked_uses(node_id, top) if node_id > 0 else (0, set(), [])
+        added = [
+            a for a in self._in.get(node_id, ()) if a.edge.kind in _USE_EDGE_KINDS and a.ref_id is not None
+        ]
+        sources = {node.id: node for node in self.nodes(a.edge.src_id for a in added)}
+        for use in added:
+            source = sources[use.edge.src_id]
+            place = self._overlay.places[use.ref_id] if use.ref_id is not None else None
+            assert place is not None
+            count += 1
+            paths.add(source.path)
+            ranked.append((source.pagerank, Use(source.path, place.line, source.qualified_name)))
+        best = heapq.nsmallest(top, ranked, key=lambda found: (-found[0], found[1].path, found[1].line))
+        return Uses(count, len(paths), tuple(use for _, use in best))
+
+    # Lexical search
+
+    def row_count(self) -> int:
+        return self._base.row_count() - len(self._overlay.shadowed_nodes) + len(self._overlay.nodes)
+
+    def common_cutoff(self) -> int:
+        return common_cutoff_for(self.row_count())
+
+    def document_counts(self, terms: Iterable[str], at_most: int) -> dict[str, int]:
+        frequencies = self._frequencies(
+            lexical.SYMBOL_POSTINGS, terms, self._overlay.symbol_documents.values()
+        )
+        return {term: min(at_most, count) for term, count in sorted(frequencies.items()) if count}
+
+    def _frequencies(
+        self, postings: Postings, terms: Iterable[str], documents: Iterable[Document]
+    ) -> dict[str, int]:
+        """How many documents of the merged corpus hold each term (memoised: a request counts its
+        terms to choose them, then to weigh them)."""
+        memo = self._counted.setdefault(id(postings), {})
+        wanted = set(terms) - memo.keys()
+        if wanted:
+            found = {term: 0 for term in wanted}
+            for term, (total, among) in self._base.term_frequencies(
+                postings, wanted, self._hidden_documents(postings)
+            ).items():
+                found[term] = total - among
+            for document in documents:
+                for term in wanted & document.frequencies.keys():
+                    found[term] += 1
+            memo.update(found)
+        return {term: memo[term] for term in set(terms)}
+
+    def _hidden_documents(self, postings: Postings) -> Sequence[int]:
+        if postings is lexical.SYMBOL_POSTINGS:
+            return sorted(self._overlay.shadowed_nodes)
+        return list(self._overlay.shadowed_file_ids)
+
+    def _weights(
+        self, postings: Postings, terms: Mapping[str, int], documents: Iterable[Document]
+    ) -> tuple[dict[str, float], float]:
+        """Each term's BM25 weight (boost * idf * (1 + K1)) in the merged corpus, and its average
+        document length."""
+        base_symbols, base_files = self._base.corpora()
+        overlay = self._overlay
+        listed = list(documents)
+        if postings is lexical.SYMBOL_POSTINGS:
+            base, hidden, hidden_words = (
+                base_symbols,
+                len(overlay.shadowed_nodes),
+                overlay.shadowed_symbol_words,
+            )
+        else:
+            base, hidden, hidden_words = (
+                base_files,
+                len(overlay.shadowed_file_ids),
+                overlay.shadowed_file_words,
+            )
+        corpus = Corpus(
+            base.documents - hidden + len(listed), base.words - hidden_words + sum(d.length for d in listed)
+        )
+        if not corpus.words:
+            return {}, 0.0
+        frequencies = self._frequencies(postings, terms, listed)
+        weights = {
+            term: boost * lexical.idf(corpus.documents, frequencies[term]) * (1 + lexical.K1)
+            for term, boost in terms.items()
+            if frequencies[term]
+        }
+        return weights, corpus.average_length
+
+    def search(self, weighted_terms: Mapping[str, int], limit: int) -> list[SearchHit]:
+        terms = chosen_terms(weighted_terms, False, self.common_cutoff(), self.document_counts)
+        documents = self._overlay.symbol_documents
+        weights, average = self._weights(lexical.SYMBOL_POSTINGS, terms, documents.values())
+        if limit <= 0 or not weights:
+            return []
+        hits = self._base.top_weighted(
+            lexical.SYMBOL_POSTINGS, weights, average, self._hidden_documents(lexical.SYMBOL_POSTINGS), limit
+        )
+        hits.extend(_scored(documents, weights, average))
+        hits.sort(key=lambda hit: (-_rounded(hit[1]), hit[0]))
+        return [SearchHit(node_id, score) for node_id, score in hits[:limit]]
+
+    def search_files(self, weighted_terms: Mapping[str, int], limit: int) -> list[tuple[str, float]]:
+        terms = chosen_terms(weighted_terms, True, self.common_cutoff(), self.document_counts)
+        documents = self._overlay.file_documents
+        weights, average = self._weights(lexical.FILE_POSTINGS, terms, documents.values())
+        if limit <= 0 or not weights:
+            return []
+        base = self._base.top_weighted(
+            lexical.FILE_POSTINGS, weights, average, self._hidden_documents(lexical.FILE_POSTINGS), limit
+        )
+        paths = self._base.paths_by_file_id(file_id for file_id, _ in base)
+        hits = [(paths[file_id], score) for file_id, score in base]
+        hits.extend(_scored(documents, weights, average))
+        hits.sort(key=lambda hit: (-_rounded(hit[1]), hit[0]))
+        return sorted(hits[:limit], key=lambda hit: (-hit[1], hit[0]))
+
+
+def _rounded(score: float) -> int:
+    """A score as its ties are told (team/lexical.py's SCORE_PLACES)."""
+    return round(score * 10.0**lexical.SCORE_PLACES)
+
+
+def _scored(
+    documents: Mapping[Key, Document], weights: Mapping[str, float], average: float
+) -> list[tuple[Key, float]]:
+    """The documents holding any of the weighted terms, each with its BM25 score."""
+    found: list[tuple[Key, float]] = []
+    for key, document in documents.items():
+        held = weights.keys() & document.frequencies.keys()
+        if held:
+            found.append(
+                (
+                    key,
+                    sum(
+                        lexical.bm25(weights[t], document.frequencies[t], document.norm, average)
+                        for t in held
+                    ),
+                )
+            )
+    return found

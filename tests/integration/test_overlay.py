@@ -1,0 +1,380 @@
+"""A published base with a local overlay answers every query of store/reader.py as a local index of
+the same tree does.
+
+A repository of real code (smartctx's retrieval package) is published at one commit; a branch then
+changes a file (a function renamed, a call added), adds one (definitions other files' references
+now find, imports of base files) and deletes one (that others import from). The overlay indexes
+only those three files; a local index holds the whole branch. Each query is put to both, with
+arguments drawn from the local index, and the answers compared with ids replaced by what a node is
+(its file, qualified name and first line), since the two give different ids to the same definition.
+PageRank is the one score an overlay estimates (overlay.py), so it is left out of the comparison.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import subprocess
+import sys
+from collections.abc import Iterable, Iterator
+from dataclasses import asdict
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from postgres_server import REQUIRE_VARIABLE
+
+if not os.environ.get(REQUIRE_VARIABLE):
+    pytest.importorskip("psycopg", reason="the psycopg driver is not installed: pip install -e '.[dev]'")
+
+from gitrepos import Repo
+from smartctx.core.model import RefKind
+from smartctx.indexing.indexer import Indexer
+from smartctx.store.index_store import IndexStore
+from smartctx.store.reader import IndexReader
+from smartctx.store.resolution import reference_key
+from smartctx.store.snapshot import EdgeRow, IndexSnapshot, NodeRow, SearchHit
+from smartctx.team.base import published_commits
+from smartctx.team.base_snapshot import BaseSnapshot
+from smartctx.team.database import READ_APPLICATION, connect, parse_url
+from smartctx.team.merged import MergedReader
+from smartctx.team.overlay import Overlay, read_overlay
+
+REPOSITORY = "example.invalid/overlay"
+SOURCE = Path(__file__).resolve().parents[2] / "server" / "smartctx" / "retrieval"
+CHANGED = "retrieval/score.py"
+ADDED = "retrieval/extra.py"
+DELETED = "retrieval/breadcrumbs.py"
+# A base file's reference that only a new definition answers (same folder), and one that only an
+# import pointing elsewhere answers: four modules named alike are too many for ``import helpers``
+# to resolve (store/resolution.py), three are not, and ``polish`` is then found in what it imports.
+APP = {
+    "app/main.py": "import helpers\n\n\ndef main():\n    return polish()\n",
+    "app/cli.py": "def run():\n    return shine()\n",
+    "lib/a/helpers.py": "def polish():\n    return 1\n",
+    "lib/b/helpers.py": "def polish():\n    return 2\n",
+    "lib/c/helpers.py": "def buff():\n    return 3\n",
+    "lib/d/helpers.py": "def wax():\n    return 4\n",
+}
+ADDED_NEXT_TO_MAIN = ("app/shine.py", "def shine():\n    return 'bright'\n")
+DELETED_HELPERS = "lib/d/helpers.py"
+EXTRA = '''"""Definitions the branch adds: names the base's files use, and uses of the base's."""
+
+from smartctx.retrieval.score import ScoredNode, score
+from smartctx.retrieval import pack
+
+
+class Fitted(ScoredNode):
+    """A second definition of a name the deleted file had."""
+
+
+def fit_impact(section, room, counter):
+    """Fit the impact section: the branch's own way."""
+    return score(section, room) + pack.pack(counter)
+
+
+def fit_changes(name, changes):
+    return [fit_impact(change, name, None) for change in changes]
+'''
+GROUPED = '''
+
+def grouped(pairs):
+    """A name the deleted file defined, now here."""
+    return fit_changes(pairs, [])
+'''
+Identity = tuple[str, str, int]
+
+# Queries compared here; together with those test_base_reader.py lists, every query of the protocol.
+COMPARED = {
+    "meta",
+    "stats",
+    "stats_files",
+    "nodes",
+    "nodes_with_names",
+    "definition_counts",
+    "nodes_named_within",
+    "module_ids",
+    "paths_of",
+    "edges_touching",
+    "neighbours",
+    "incoming_edges",
+    "children",
+    "search",
+    "search_files",
+    "document_counts",
+    "common_cutoff",
+    "row_count",
+    "innermost_node_at",
+    "nodes_at",
+    "reference_targets",
+    "uses_of",
+    "paths_ending_with",
+    "top_definitions",
+    "folded_named",
+}
+
+
+@pytest.fixture(scope="module")
+def postgres_url_module(postgres: Any) -> Iterator[str]:
+    import psycopg
+
+    with psycopg.connect(postgres.url(), autocommit=True) as connection:
+        connection.execute("CREATE DATABASE overlay_queries")
+    yield postgres.url("overlay_queries")
+    with psycopg.connect(postgres.url(), autocommit=True) as connection:
+        connection.execute("DROP DATABASE overlay_queries WITH (FORCE)")
+
+
+def branch(repo: Repo) -> None:
+    """The branch's three changes, left in the work tree as an editor has them."""
+    score = (repo.root / CHANGED).read_text()
+    assert "def _lines(" in score
+    renamed = score.replace("_lines(", "_line_share(")
+    renamed += GROUPED
+    repo.write(CHANGED, renamed)
+    repo.write(ADDED, EXTRA)
+    repo.write(*ADDED_NEXT_TO_MAIN)
+    (repo.root / DELETED).unlink()
+    (repo.root / DELETED_HELPERS).unlink()
+
+
+@pytest.fixture(scope="module")
+def readers(
+    tmp_path_factory: pytest.TempPathFactory, postgres_url_module: str
+) -> Iterator[tuple[IndexSnapshot, MergedReader, Overlay]]:
+    root = tmp_path_factory.mktemp("overlay") / "repo"
+    repo = Repo(root)
+    for path in sorted(SOURCE.glob("*.py")):
+        repo.write(f"retrieval/{path.name}", path.read_text())
+    for path, text in APP.items():
+        repo.write(path, text)
+    repo.commit("retrieval and an app")
+    published = subprocess.run(
+        [
+            sys.executable, "-m", "smartctx", "index", str(root), "--quiet",
+            "--index-dir", str(root.parent / "base-index"),
+            "--publish", postgres_url_module, "--repository", REPOSITORY,
+        ],
+        capture_output=True, text=True, timeout=300, check=False,
+    )  # fmt: skip
+    assert published.returncode == 0, published.stderr
+    branch(repo)
+    whole = IndexStore(root, root.parent / "branch-index")
+    Indexer(root, whole).reconcile()
+    partial = IndexStore(root, root.parent / "overlay-index")
+    Indexer(root, partial).update_paths([CHANGED, ADDED, ADDED_NEXT_TO_MAIN[0]])
+    connection = connect(parse_url(postgres_url_module, READ_APPLICATION))
+    (commit,) = published_commits(connection, REPOSITORY)
+    overlay = read_overlay(
+        connection,
+        commit.commit_id,
+        partial.path,
+        [CHANGED, ADDED, ADDED_NEXT_TO_MAIN[0], DELETED, DELETED_HELPERS],
+    )
+    connection.rollback()
+    merged = MergedReader(BaseSnapshot(connection, commit, hidden=overlay.hides()), overlay)
+    local = whole.snapshot()
+    yield local, merged, overlay
+    local.close()
+    merged.close()
+    connection.close()
+    whole.close()
+    partial.close()
+
+
+def identities(reader: IndexReader, node_ids: Iterable[int]) -> dict[int, Identity]:
+    return {node.id: (node.path, node.qualified_name, node.start_line) for node in reader.nodes(node_ids)}
+
+
+def every_node(reader: IndexReader) -> dict[Identity, int]:
+    """Every node of a reader by what it is."""
+    paths = reader.file_paths()
+    found = {
+        (node.path, node.qualified_name, node.start_line): node.id
+        for nodes in reader.top_definitions(paths, 1_000_000).values()
+        for node in nodes
+    }
+    modules = reader.module_ids(paths)
+    found.update(
+        ((path, node.qualified_name, node.start_line), node.id) for path, node in _modules(reader, modules)
+    )
+    return found
+
+
+def _modules(reader: IndexReader, modules: dict[str, int]) -> list[tuple[str, NodeRow]]:
+    return [(node.path, node) for node in reader.nodes(modules.values())]
+
+
+def shown(reader: IndexReader, node: NodeRow | None) -> tuple[Any, ...] | None:
+    """A node without its ids and PageRank: what it is, where, and its usage (rounded)."""
+    if node is None:
+        return None
+    parent = identities(reader, [node.parent_id]).get(node.parent_id) if node.parent_id is not None else None
+    return (*node[1:11], parent, round(node.usage, 9))
+
+
+def shown_edges(reader: IndexReader, edges: Iterable[EdgeRow]) -> list[tuple[Any, ...]]:
+    listed = list(edges)
+    named = identities(reader, {e.src_id for e in listed} | {e.dst_id for e in listed})
+    return sorted((named[e.src_id], named[e.dst_id], e.kind, round(e.confidence, 9)) for e in listed)
+
+
+@pytest.fixture(scope="module")
+def ids(readers: tuple[IndexSnapshot, MergedReader, Overlay]) -> dict[Identity, tuple[int, int]]:
+    """Each node's id in the local index and in the merged reader, by what it is."""
+    local, merged, _ = readers
+    local_nodes, merged_nodes = every_node(local), every_node(merged)
+    assert local_nodes.keys() == merged_nodes.keys()
+    return {identity: (local_nodes[identity], merged_nodes[identity]) for identity in local_nodes}
+
+
+def test_every_query_of_the_protocol_is_compared() -> None:
+    assert {name for name in vars(IndexReader) if not name.startswith("_")} == COMPARED
+
+
+def test_the_overlay_is_the_branch_s_three_files(
+    readers: tuple[IndexSnapshot, MergedReader, Overlay],
+) -> None:
+    local, merged, overlay = readers
+    assert overlay.shadowed_paths == {CHANGED, DELETED, DELETED_HELPERS}
+    assert set(overlay.files) == {CHANGED, ADDED, ADDED_NEXT_TO_MAIN[0]}
+    assert overlay.replaced_refs, "base references into the changed files are resolved again"
+    assert merged.file_paths() == local.file_paths()
+    assert DELETED not in merged.file_paths() and ADDED in merged.file_paths()
+    assert merged.stats_files() == local.stats_files()
+    assert merged.row_count() == local.row_count()
+    assert merged.common_cutoff() == local.common_cutoff()
+    left_out = {"pending_references", "scores_dirty"}
+    merged_stats = {key: value for key, value in asdict(merged.stats()).items() if key not in left_out}
+    local_stats = {key: value for key, value in asdict(local.stats()).items() if key not in left_out}
+    assert merged_stats == local_stats
+    assert merged.meta("git_head") is not None
+
+
+def test_definitions_by_id_name_place_and_file(
+    readers: tuple[IndexSnapshot, MergedReader, Overlay], ids: dict[Identity, tuple[int, int]]
+) -> None:
+    local, merged, _ = readers
+    pairs = list(ids.values())
+    local_ids, merged_ids = [a for a, _ in pairs], [b for _, b in pairs]
+    assert sorted(shown(merged, n) for n in merged.nodes(merged_ids)) == sorted(
+        shown(local, n) for n in local.nodes(local_ids)
+    )
+    assert sorted(merged.paths_of(merged_ids).values()) == sorted(local.paths_of(local_ids).values())
+    names = sorted({identity[1].rpartition(".")[2] for identity in ids} | {"grouped", "_lines", "absent"})
+    for name, nodes in local.nodes_with_names(names).items():
+        assert sorted(shown(merged, n) for n in merged.nodes_with_names(names)[name]) == sorted(
+            shown(local, n) for n in nodes
+        ), name
+    assert merged.nodes_with_names(names).keys() == local.nodes_with_names(names).keys()
+    assert merged.definition_counts(names) == local.definition_counts(names)
+    paths = local.file_paths()
+    assert merged.module_ids(paths).keys() == local.module_ids(paths).keys()
+    for path, nodes in local.top_definitions(paths, 1000).items():
+        assert sorted(shown(merged, n) for n in merged.top_definitions(paths, 1000)[path]) == sorted(
+            shown(local, n) for n in nodes
+        )
+    assert merged.folded_named(names) == local.folded_named(names)
+    for path, qualified, start in list(ids)[::5]:
+        assert [shown(merged, n) for n in merged.nodes_at(path, qualified)] == [
+            shown(local, n) for n in local.nodes_at(path, qualified)
+        ]
+        assert shown(merged, merged.innermost_node_at(path, start + 1)) == shown(
+            local, local.innermost_node_at(path, start + 1)
+        )
+        name = qualified.rpartition(".")[2]
+        assert sorted(shown(merged, n) for n in merged.nodes_named_within(name, name)) == sorted(
+            shown(local, n) for n in local.nodes_named_within(name, name)
+        )
+    for suffix in ("score.py", "extra.py", "breadcrumbs.py", "retrieval/pack.py"):
+        assert merged.paths_ending_with(suffix) == local.paths_ending_with(suffix)
+
+
+def test_edges_references_and_uses(
+    readers: tuple[IndexSnapshot, MergedReader, Overlay], ids: dict[Identity, tuple[int, int]]
+) -> None:
+    local, merged, _ = readers
+    pairs = list(ids.values())
+    local_ids, merged_ids = [a for a, _ in pairs], [b for _, b in pairs]
+    assert shown_edges(merged, merged.edges_touching(merged_ids)) == shown_edges(
+        local, local.edges_touching(local_ids)
+    )
+    assert sorted(identities(merged, merged.children(merged_ids)).values()) == sorted(
+        identities(local, local.children(local_ids)).values()
+    )
+    merged_in, merged_complete = merged.incoming_edges(merged_ids, 1_000_000)
+    local_in, local_complete = local.incoming_edges(local_ids, 1_000_000)
+    assert shown_edges(merged, merged_in) == shown_edges(local, local_in)
+    assert merged_complete and local_complete
+    for local_id, merged_id in pairs:
+        local_uses, merged_uses = local.uses_of(local_id, 1000), merged.uses_of(merged_id, 1000)
+        assert (merged_uses.count, merged_uses.files) == (local_uses.count, local_uses.files)
+        assert sorted(merged_uses.top, key=repr) == sorted(local_uses.top, key=repr)
+        assert sorted(_neighbours(merged, merged_id)) == sorted(_neighbours(local, local_id))
+
+
+def _neighbours(reader: IndexReader, node_id: int) -> list[tuple[Any, ...]]:
+    found = reader.neighbours(node_id, 1_000_000)
+    named = identities(reader, [n.node_id for n in found])
+    return [(named[n.node_id], n.kind, round(n.confidence, 9), n.path, n.is_module) for n in found]
+
+
+def test_reference_targets(readers: tuple[IndexSnapshot, MergedReader, Overlay]) -> None:
+    local, merged, _ = readers
+    places = sorted(set(_references(local)))
+    assert len(places) > 100
+    for path, line, key in places:
+        assert [shown(merged, n) for n in merged.reference_targets(path, line, key)] == [
+            shown(local, n) for n in local.reference_targets(path, line, key)
+        ], (path, line, key)
+
+
+def _references(local: IndexSnapshot) -> list[tuple[str, int, str]]:
+    """Every reference of the local index, by where it is and its key."""
+    return [
+        (path, line, reference_key(RefKind(kind), name)) for path, _, kind, name, line, _ in local.all_refs()
+    ]
+
+
+def test_lexical_search_scores_as_the_local_index(
+    readers: tuple[IndexSnapshot, MergedReader, Overlay],
+) -> None:
+    local, merged, _ = readers
+    for terms in (
+        {"pack": 2, "budget": 1},
+        {"fit": 1, "impact": 2, "section": 1},
+        {"score": 1},
+        {"grouped": 1, "pairs": 1},
+        {"line": 1, "share": 1},
+        {"never_a_word_here": 1},
+    ):
+        local_hits, merged_hits = local.search(terms, 40), merged.search(terms, 40)
+        assert_same_scores(_scores(merged, merged_hits), _scores(local, local_hits))
+        assert [hit.bm25 for hit in merged_hits] == sorted((hit.bm25 for hit in merged_hits), reverse=True)
+        local_files, merged_files = local.search_files(terms, 20), merged.search_files(terms, 20)
+        assert_same_scores(dict(merged_files), dict(local_files))
+        assert [path for path, _ in merged_files] == [path for path, _ in local_files]
+        assert merged.document_counts(terms, 10) == local.document_counts(terms, 10)
+
+
+def _scores(reader: IndexReader, hits: list[SearchHit]) -> dict[Identity, float]:
+    named = identities(reader, [hit.node_id for hit in hits])
+    return {named[hit.node_id]: hit.bm25 for hit in hits}
+
+
+def assert_same_scores(merged: dict[Any, float], local: dict[Any, float]) -> None:
+    """The same documents with the same scores, to the 32-bit floats tantivy scores in."""
+    assert merged.keys() == local.keys()
+    assert all(math.isclose(merged[key], local[key], rel_tol=1e-5) for key in local), (merged, local)
+
+
+def test_an_overlay_definition_s_pagerank_is_the_one_it_replaces(
+    readers: tuple[IndexSnapshot, MergedReader, Overlay],
+) -> None:
+    _, merged, overlay = readers
+    renamed = merged.nodes_at(CHANGED, "_line_share")
+    kept = merged.nodes_at(CHANGED, "score")
+    assert renamed and kept and all(node.id < 0 for node in [*renamed, *kept])
+    assert kept[0].pagerank > renamed[0].pagerank > 0
+    assert math.isclose(renamed[0].pagerank, min(node.pagerank for node in overlay.nodes.values()))
