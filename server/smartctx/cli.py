@@ -16,8 +16,10 @@ import json
 import logging
 import os
 import sys
+import tempfile
 import time
 from collections.abc import Sequence
+from contextlib import ExitStack, closing
 from importlib.metadata import version
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -246,8 +248,8 @@ def _argument_parser() -> argparse.ArgumentParser:
         metavar="URL",
         help=(
             "answer from the index the team published to PostgreSQL at URL (postgresql://…) for the"
-            " commit checked out, without indexing; a work tree with local files, or a base that cannot"
-            " be reached, is answered from the local index, saying why"
+            " nearest published ancestor of HEAD, indexing only the files that differ from it; a base"
+            " that cannot be reached is answered from the local index, saying why"
         ),
     )
     base.add_argument(
@@ -607,16 +609,26 @@ def _context_from_base(
         raise UserError("--base needs the PostgreSQL driver: pip install 'smartctx[team]'") from None
     reading = open_base(root, args.base, args.repository, is_source)
     try:
-        if reading.snapshot is None or reading.choice is None:
+        if reading.choice is None:
             print(f"smartctx: {reading.fallback}", file=sys.stderr)
             return None
-        pack = build_context(
-            request,
-            reading.snapshot,
-            TokenCounter(request.options.tokenizer),
-            WorkspaceSources(root),
-            history=history,
-        )
+        with ExitStack() as stack:
+            overlay_index = None
+            if reading.choice.local_files:
+                # The files that differ from the base, indexed alone: the base holds the rest.
+                folder = Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="smartctx-overlay-")))
+                store = stack.enter_context(closing(IndexStore(root, folder)))
+                Indexer(root, store, IndexConfig()).update_paths(reading.choice.changed, reconcile_from=None)
+                overlay_index = store.path
+            reader = reading.reader(overlay_index)
+            stack.callback(reader.close)
+            pack = build_context(
+                request,
+                reader,
+                TokenCounter(request.options.tokenizer),
+                WorkspaceSources(root),
+                history=history,
+            )
         print(f"smartctx: answered from {reading.choice.stamp()}", file=sys.stderr)
         return pack
     finally:

@@ -40,6 +40,31 @@ TASKS = (
     "expand the graph from the search hits to their callers and callees",
     "learned ranking model weights load from rank_model.json",
 )
+# A branch's additions: a helper appended to a changed file, and a new file that uses both halves.
+BUDGET_HELPER = '''
+
+def split_budget(total, bodies_share):
+    """Split the token budget between bodies and summaries."""
+    bodies = int(total * bodies_share)
+    return bodies, total - bodies
+'''
+BUDGETS = '''"""Token budgets for bodies and summaries, per task."""
+
+from retrieval.pack import split_budget, pack_within_budget
+
+
+class BudgetPlan:
+    """How a task's token budget is split between bodies and summaries."""
+
+    def __init__(self, total):
+        self.bodies, self.summaries = split_budget(total, 0.7)
+
+    def pack(self, candidates):
+        return pack_within_budget(candidates, self.bodies)
+'''
+# How far apart a pack's scores and PageRank parts may be when an overlay estimates PageRank
+# (team/overlay.py): within 3 % for the branch below.
+RANK_TOLERANCE = 0.05
 # The pack's fields that tell when and how fast it was made, not what it holds.
 VOLATILE = ("timingsMs", "freshness")
 
@@ -112,6 +137,40 @@ def same_pack(base: Any, local: Any) -> bool:
     return bool(base == local)
 
 
+def assert_equal_but_for_pagerank(pack: dict[str, Any], local: dict[str, Any]) -> None:
+    """A pack from an overlay against the local index's for the same tree: the same items with the
+    same text, their scores and PageRank parts within RANK_TOLERANCE (an overlay estimates PageRank,
+    team/overlay.py), in the same order but where two neighbours' scores are that close."""
+    lists = ("bodies", "summaries", "fileMap")
+    for field in lists:
+        mine = {item.get("id", item["filePath"]): item for item in pack[field]}
+        theirs = {item.get("id", item["filePath"]): item for item in local[field]}
+        assert mine.keys() == theirs.keys(), field
+        scores = {key: item["score"] for key, item in theirs.items()}
+        for key, item in mine.items():
+            other = theirs[key]
+            assert math.isclose(item.pop("score"), other.pop("score"), rel_tol=RANK_TOLERANCE), key
+            ranks = [found.get("scoreParts", {}).pop("pagerank", 0.0) for found in (item, other)]
+            assert math.isclose(*ranks, rel_tol=RANK_TOLERANCE, abs_tol=1e-6), key
+            assert same_pack(item, other), key
+        order, local_order = list(mine), list(theirs)
+        index = 0
+        while index < len(order):
+            if order[index] == local_order[index]:
+                index += 1
+                continue
+            # Two neighbours swapped: only when their scores are within the tolerance.
+            pair = order[index : index + 2]
+            assert pair == local_order[index : index + 2][::-1], (field, index)
+            assert math.isclose(scores[pair[0]], scores[pair[1]], rel_tol=RANK_TOLERANCE), pair
+            index += 2
+    # The rest of the pack, its warnings (which follow the items' order) in any order.
+    for found in (pack, local):
+        found["metadata"]["warnings"].sort(key=repr)
+    rest = {key: value for key, value in pack.items() if key not in (*lists, "text")}
+    assert same_pack(rest, {key: value for key, value in local.items() if key not in (*lists, "text")})
+
+
 def from_base(root: Path, task: str, index_dir: Path, url: str) -> tuple[dict[str, Any], str]:
     pack, result = context(root, task, index_dir, "--base", url, "--repository", REPOSITORY)
     return pack, result.stderr
@@ -163,22 +222,32 @@ def test_a_read_only_role_is_enough_to_answer_from_the_base(
         connection.execute("DROP ROLE editor")
 
 
-def test_local_files_are_answered_from_the_local_index_saying_which(
+def test_a_branch_is_answered_from_the_base_with_its_files_laid_over_as_locally(
     tmp_path: Path, postgres_url: str, published: Repo
 ) -> None:
-    editor = tmp_path / "editor"
-    (editor / "retrieval" / "pack.py").write_text(
-        (editor / "retrieval" / "pack.py").read_text() + "\n# edited\n"
+    editor = Repo(tmp_path / "editor")
+    head = published.git("rev-parse", "HEAD")
+    editor.git("checkout", "-q", "-b", "feature")
+    pack_py = editor.root / "retrieval" / "pack.py"
+    editor.write(
+        "retrieval/pack.py",
+        pack_py.read_text().replace("def pack(", "def pack_within_budget(") + BUDGET_HELPER,
     )
-    (editor / "retrieval" / "notes.txt").write_text("not source: changes no answer\n")
+    (editor.root / "retrieval" / "breadcrumbs.py").unlink()
+    editor.commit("pack: renamed; breadcrumbs: gone")
+    # Not committed: a new file, as an editor has it between commits, and a file that is no source.
+    editor.write("retrieval/budgets.py", BUDGETS)
+    editor.write("retrieval/notes.txt", "not source: changes no answer\n")
 
-    pack, stderr = from_base(editor, TASKS[0], tmp_path / "editor-index", postgres_url)
-
-    assert "1 source file that is not base" in stderr and "retrieval/pack.py" in stderr
-    assert "answering from the local index" in stderr
-    local, _ = context(editor, TASKS[0], tmp_path / "local-index")
-    # Both answers are the local index's.
-    assert pack == local
+    for task in (*TASKS, "split the token budget between bodies and summaries"):
+        pack, stderr = from_base(editor.root, task, tmp_path / "editor-index", postgres_url)
+        assert f"answered from base {head[:7]} + 3 local files" in stderr, stderr
+        assert not (tmp_path / "editor-index").exists()
+        local, _ = context(editor.root, task, tmp_path / "local-index")
+        assert pack["bodies"], task
+        assert_equal_but_for_pagerank(pack, local)
+    cited = {item["filePath"] for item in pack["bodies"] + pack["summaries"]}
+    assert "retrieval/budgets.py" in cited and "retrieval/breadcrumbs.py" not in cited
 
 
 def test_an_unreachable_base_falls_back_at_once(tmp_path: Path) -> None:

@@ -7,7 +7,8 @@ now find, imports of base files) and deletes one (that others import from). The 
 only those three files; a local index holds the whole branch. Each query is put to both, with
 arguments drawn from the local index, and the answers compared with ids replaced by what a node is
 (its file, qualified name and first line), since the two give different ids to the same definition.
-PageRank is the one score an overlay estimates (overlay.py), so it is left out of the comparison.
+PageRank is the one score an overlay estimates (overlay.py): it is left out of the comparison, and
+its estimate is compared on its own.
 """
 
 from __future__ import annotations
@@ -369,12 +370,21 @@ def assert_same_scores(merged: dict[Any, float], local: dict[Any, float]) -> Non
     assert all(math.isclose(merged[key], local[key], rel_tol=1e-5) for key in local), (merged, local)
 
 
-def test_an_overlay_definition_s_pagerank_is_the_one_it_replaces(
-    readers: tuple[IndexSnapshot, MergedReader, Overlay],
+def test_the_overlay_s_pagerank_is_estimated_near_the_local_index_s(
+    readers: tuple[IndexSnapshot, MergedReader, Overlay], ids: dict[Identity, tuple[int, int]]
 ) -> None:
-    _, merged, overlay = readers
+    local, merged, overlay = readers
+    pairs = [(a, b) for a, b in ids.values() if b in overlay.nodes]
+    local_ranks = _ranks(local, [a for a, _ in pairs])
+    merged_ranks = _ranks(merged, [b for _, b in pairs])
+    ratios = sorted(merged_ranks[key] / local_ranks[key] for key in local_ranks)
+    # Most within a few per cent; a new file whose only definition is called from a base file that
+    # called nothing before (app/shine.py) is off most, and still within a factor of two.
+    assert abs(ratios[len(ratios) // 2] - 1) < 0.05
+    assert ratios[0] > 0.5 and ratios[-1] < 2.0
     renamed = merged.nodes_at(CHANGED, "_line_share")
-    kept = merged.nodes_at(CHANGED, "score")
-    assert renamed and kept and all(node.id < 0 for node in [*renamed, *kept])
-    assert kept[0].pagerank > renamed[0].pagerank > 0
-    assert math.isclose(renamed[0].pagerank, min(node.pagerank for node in overlay.nodes.values()))
+    assert renamed and renamed[0].id < 0 and renamed[0].pagerank > 2 * min(merged_ranks.values())
+
+
+def _ranks(reader: IndexReader, node_ids: list[int]) -> dict[Identity, float]:
+    return {(n.path, n.qualified_name, n.start_line): n.pagerank for n in reader.nodes(node_ids)}

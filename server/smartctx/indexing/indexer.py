@@ -221,6 +221,7 @@ class Indexer:
         *,
         buffers: Mapping[str, bytes] | None = None,
         recompute_scores: bool = True,
+        reconcile_from: int | None = RECONCILE_FROM_PATHS,
     ) -> IndexReport:
         """Apply changes to just these workspace-relative paths (a save, a watcher burst) as one batch.
 
@@ -228,9 +229,11 @@ class Indexer:
         ignored, leaves the index together with every indexed file below it. A path that is a folder
         (one created, or moved in) is reconciled as a subtree: its files are scanned and indexed
         files below it that are no longer there leave. With ``recompute_scores=False`` the scores
-        stay marked dirty for a later, off-request recompute. A batch of ``RECONCILE_FROM_PATHS``
-        paths or more is applied by :meth:`reconcile`, which gives the same result faster; the
-        buffers are then applied on top of it.
+        stay marked dirty for a later, off-request recompute. A batch of ``reconcile_from`` paths
+        or more is applied by :meth:`reconcile`, which gives the same result faster; the buffers are
+        then applied on top of it. With ``reconcile_from=None`` the paths are all there is to index
+        (an overlay on a team's base, of the files that differ from it): the rest of the folder is
+        never scanned, however many they are.
 
         A path in ``buffers`` (unsaved editor text) that the scan would index is indexed from that
         text instead of the disk, and recorded with :data:`UNSAVED_MTIME_NS` so that the disk content
@@ -244,7 +247,7 @@ class Indexer:
         unreadable = {path for path in unique if not is_decodable(path)}
         unique -= unreadable
         buffers = {path: text for path, text in buffers.items() if is_decodable(path)}
-        if len(unique) >= RECONCILE_FROM_PATHS:
+        if reconcile_from is not None and len(unique) >= reconcile_from:
             reconciled = self.reconcile()
             if not buffers:
                 return reconciled

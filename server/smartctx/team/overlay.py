@@ -11,15 +11,17 @@ reference of a base file whose imports now point elsewhere. That is what a local
 tree resolves differently, so the edges are the ones it holds.
 
 What the overlay cannot have exactly is PageRank, which depends on the whole graph: a base
-definition keeps the base's value, and an overlay definition takes the value of the base definition
-it replaces (same file, same qualified name), or the smallest a definition can have when it is new.
-Usage is exact: the base's value less the uses the change removed, plus those it added.
+definition keeps the base's value, and the overlay's definitions get theirs from PageRank's own
+iteration run over them alone, every base definition's rank held at the base's value
+(:func:`_estimated_ranks`): a definition renamed on a branch is as central as its callers make it,
+not the least of all. Usage is exact: the base's value less the uses the change removed, plus those
+it added.
 """
 
 from __future__ import annotations
 
 from collections import Counter, defaultdict
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from operator import itemgetter
 from pathlib import Path
@@ -38,7 +40,13 @@ from smartctx.store.resolution import (
     name_edges,
     name_uses,
 )
-from smartctx.store.scores import PAGERANK_DAMPING, USAGE_EDGE_WEIGHTS
+from smartctx.store.scores import (
+    PAGERANK_DAMPING,
+    PAGERANK_EDGE_WEIGHTS,
+    PAGERANK_MAX_ITERATIONS,
+    PAGERANK_TOLERANCE,
+    USAGE_EDGE_WEIGHTS,
+)
 from smartctx.store.snapshot import EdgeRow, NodeRow, node_row
 from smartctx.team.base_snapshot import Hidden
 from smartctx.team.postings import Document, file_document, symbol_documents
@@ -139,8 +147,6 @@ def read_overlay(
     shadowed_nodes = base.nodes_of_files(shadowed_file_ids)
     path_of = {record.file_id: record.path for record in files}
     language_of = {record.file_id: record.language for record in files}
-    replaced = base.replaced_ranks({(path_of[r.file_id], r.qualified_name) for r in records})
-    smallest = (1.0 - PAGERANK_DAMPING) / max(1, base.node_count())
     nodes = {
         overlay_id(r.node_id): node_row(
             (
@@ -156,7 +162,7 @@ def read_overlay(
                 r.doc,
                 r.content_hash,
                 None if r.parent_id is None else overlay_id(r.parent_id),
-                replaced.get((path_of[r.file_id], r.qualified_name), smallest),
+                0.0,
                 0.0,
             )
         )
@@ -181,8 +187,12 @@ def read_overlay(
         weight = USAGE_EDGE_WEIGHTS.get(added.edge.kind, 0.0) * added.edge.confidence
         if weight:
             usage_change[added.edge.dst_id] = usage_change.get(added.edge.dst_id, 0.0) + weight
+    node_count = base.node_count() - len(shadowed_nodes) + len(nodes)
+    ranks = _estimated_ranks(
+        base, [*containment, *new_edges], frozenset(nodes), node_count, shadowed_nodes, replaced_refs
+    )
     for node_id, node in nodes.items():
-        nodes[node_id] = node._replace(usage=usage_change.pop(node_id, 0.0))
+        nodes[node_id] = node._replace(pagerank=ranks[node_id], usage=usage_change.pop(node_id, 0.0))
     symbol_docs: dict[int, Document] = {}
     file_docs: dict[str, Document] = {}
     for record in words:
@@ -263,21 +273,37 @@ class _BaseRows:
             )
         }
 
-    def replaced_ranks(self, places: set[tuple[str, str]]) -> dict[tuple[str, str], float]:
-        """The PageRank of the base definitions at these (path, qualified name) places."""
-        by_id = {file_id: path for path, file_id in self.paths().items()}
-        wanted = sorted({path for path, _ in places if path in self.paths()})
-        found: dict[tuple[str, str], float] = {}
-        for file_id, qualified, pagerank in self._rows(
-            "SELECT n.file_id, n.qualified_name, coalesce(s.pagerank, 0) FROM smartctx.nodes n"
-            " LEFT JOIN smartctx.scores s ON s.commit_id = n.commit_id AND s.node_id = n.node_id"
-            " WHERE n.commit_id = %s AND n.file_id = ANY(%s)",
-            [self.paths()[path] for path in wanted],
+    def ranks(self, node_ids: Iterable[int]) -> dict[int, float]:
+        """The PageRank of these base definitions."""
+        return {
+            int(node_id): float(rank)
+            for node_id, rank in self._rows(
+                "SELECT node_id, pagerank FROM smartctx.scores WHERE commit_id = %s AND node_id = ANY(%s)",
+                sorted(set(node_ids)),
+            )
+        }
+
+    def passed_on(
+        self, node_ids: Iterable[int], hidden_nodes: Sequence[int], replaced_refs: Iterable[int]
+    ) -> dict[int, float]:
+        """How much rank each of these base definitions passes on along the base's edges that the
+        overlay leaves in place (store/upkeep.py's weights; containment passes rank both ways)."""
+        passed: dict[int, float] = defaultdict(float)
+        for node_id, kind, confidence in self._rows(
+            "SELECT src_id, kind, sum(confidence) FROM smartctx.edges"
+            " WHERE commit_id = %s AND src_id = ANY(%s)"
+            " AND dst_id <> ALL(%s) AND (ref_id IS NULL OR ref_id <> ALL(%s)) GROUP BY src_id, kind"
+            " UNION ALL SELECT dst_id, 'contains', sum(confidence) FROM smartctx.edges WHERE commit_id = %s"
+            " AND dst_id = ANY(%s) AND kind = 'contains' AND src_id <> ALL(%s) GROUP BY dst_id",
+            sorted(set(node_ids)),
+            list(hidden_nodes),
+            sorted(replaced_refs),
+            self._id,
+            sorted(set(node_ids)),
+            list(hidden_nodes),
         ):
-            place = (by_id[int(file_id)], str(qualified))
-            if place in places:
-                found[place] = max(found.get(place, 0.0), float(pagerank))
-        return found
+            passed[int(node_id)] += PAGERANK_EDGE_WEIGHTS[str(kind)] * float(confidence)
+        return passed
 
     def references(self, condition: str, *parameters: Any) -> list[tuple[ReferenceRow, int]]:
         """References as resolver rows, each with its line."""
@@ -544,3 +570,43 @@ class _Resolution:
                 targets[file_id][key].append(dst_id)
                 files[file_id].add(self._node_files[dst_id])
         return targets, files
+
+
+def _estimated_ranks(
+    base: _BaseRows,
+    edges: Sequence[NewEdge],
+    overlay_nodes: frozenset[int],
+    node_count: int,
+    shadowed_nodes: Mapping[int, str],
+    replaced_refs: set[int],
+) -> dict[int, float]:
+    """PageRank for the overlay's definitions: store/scores.py's iteration over them alone, with
+    every base definition's rank held at the base's value. What a base definition passes on is its
+    rank shared over its edges' weights: the base's edges the overlay keeps, and the overlay's."""
+    passing: list[tuple[int, int, float]] = []
+    for added in edges:
+        edge = added.edge
+        weight = PAGERANK_EDGE_WEIGHTS[edge.kind] * edge.confidence
+        passing.append((edge.src_id, edge.dst_id, weight))
+        if edge.kind == _CONTAINS:
+            passing.append((edge.dst_id, edge.src_id, weight))
+    out_weight: dict[int, float] = defaultdict(float)
+    for src, _, weight in passing:
+        out_weight[src] += weight
+    into = [(src, dst, weight) for src, dst, weight in passing if dst in overlay_nodes]
+    base_sources = {src for src, _, _ in into if src not in overlay_nodes}
+    for node_id, weight in base.passed_on(base_sources, sorted(shadowed_nodes), replaced_refs).items():
+        out_weight[node_id] += weight
+    fixed = base.ranks(base_sources)
+    teleport = (1.0 - PAGERANK_DAMPING) / max(1, node_count)
+    rank = dict.fromkeys(overlay_nodes, teleport)
+    for _ in range(PAGERANK_MAX_ITERATIONS):
+        updated = dict.fromkeys(overlay_nodes, teleport)
+        for src, dst, weight in into:
+            source_rank = rank[src] if src in overlay_nodes else fixed.get(src, 0.0)
+            updated[dst] += PAGERANK_DAMPING * source_rank * weight / out_weight[src]
+        change = sum(abs(updated[node] - rank[node]) for node in overlay_nodes)
+        rank = updated
+        if change < PAGERANK_TOLERANCE:
+            break
+    return rank

@@ -2,13 +2,14 @@
 index answers.
 
 :func:`open_base` connects (read-only is enough), finds the published commit nearest to HEAD among
-its ancestors (base.py) and, when the work tree is that commit's for every source file, opens it as
-an index (base_snapshot.py). Otherwise it says, in one sentence, why the local index answers
-instead: the server is unreachable, nothing of this repository is published, no published commit is
-an ancestor of HEAD, or the work tree has local files. The command line asks it once per answer;
-the servers through :class:`TeamBase`, once per workspace folder, whose :class:`PublishedCover`
-then answers while the folder's first index runs (live/base.py). Overlaying local files on a base is
-the next step (issue 26); until then a base answers only for the tree it was published from.
+its ancestors (base.py), and opens it as an index (base_snapshot.py) with the work tree's local
+files laid over it (overlay.py, merged.py): the caller indexes those files alone, as the team package
+never parses, and hands over that index. Otherwise it says, in one sentence, why the local index
+answers instead: the server is unreachable, nothing of this repository is published, no published
+commit is an ancestor of HEAD, or the work tree differs from every published commit in more files
+than an overlay takes. The command line asks it once per answer; the servers through
+:class:`TeamBase`, once per workspace folder, whose :class:`PublishedCover` then answers while the
+folder's first index runs (live/base.py).
 """
 
 from __future__ import annotations
@@ -29,20 +30,24 @@ from smartctx.team.base import SHORT_SHA, BaseChoice, PublishedCommit, choose_ba
 from smartctx.team.base_snapshot import BaseSnapshot, CommitFacts
 from smartctx.team.checkout import repository_identity
 from smartctx.team.database import READ_APPLICATION, DatabaseAddress, connect, parse_url, reported
+from smartctx.team.merged import MergedReader
+from smartctx.team.overlay import read_overlay
 
 # Local files a message names before it counts the rest.
 PATHS_NAMED = 3
 # Connections a base keeps open between requests: one per query thread (live/workspace.py).
 KEPT_CONNECTIONS = 2
+# Local files an overlay takes. Past this many a branch is far from every published commit, and its
+# own index is the better answer: an overlay is held in memory and resolved again on each change.
+MAX_OVERLAY_FILES = 5_000
 
 log = logging.getLogger(__name__)
 
 
 @dataclass
 class BaseReading:
-    """What ``--base`` found: a snapshot of the base to answer from, or why there is none. Close it."""
+    """What ``--base`` found: the base to answer from, or why there is none. Close it."""
 
-    snapshot: BaseSnapshot | None
     choice: BaseChoice | None
     # Why the local index answers, in a sentence (None when the base does).
     fallback: str | None
@@ -50,11 +55,33 @@ class BaseReading:
     # False when the server could not be reached or failed: a problem to tell, not a tree to index.
     reachable: bool = True
 
+    def reader(self, overlay_index: Path | None) -> BaseSnapshot | MergedReader:
+        """The base as an index, with the overlay in the settled local index at ``overlay_index``
+        (of ``choice.changed`` alone) laid over it; that index is needed whenever the work tree has
+        local files. Close the reader before this."""
+        assert self.choice is not None and self.connection is not None
+        return read_base(self.connection, self.choice, overlay_index, CommitFacts())
+
     def close(self) -> None:
-        if self.snapshot is not None:
-            self.snapshot.close()
         if self.connection is not None:
             self.connection.close()
+
+
+def read_base(
+    connection: psycopg.Connection[TupleRow],
+    choice: BaseChoice,
+    overlay_index: Path | None,
+    facts: CommitFacts,
+) -> BaseSnapshot | MergedReader:
+    """A read of the base in one transaction, with the overlay at ``overlay_index`` laid over it."""
+    if overlay_index is None:
+        if choice.local_files:
+            raise ValueError(f"{choice.stamp()}: the local files need an overlay index")
+        return BaseSnapshot(connection, choice.commit, facts)
+    overlay = read_overlay(
+        connection, choice.commit.commit_id, overlay_index, [*choice.changed, *choice.deleted]
+    )
+    return MergedReader(BaseSnapshot(connection, choice.commit, facts, hidden=overlay.hides()), overlay)
 
 
 def open_base(root: Path, url: str, repository: str | None, is_source: Callable[[str], bool]) -> BaseReading:
@@ -70,14 +97,14 @@ def open_base(root: Path, url: str, repository: str | None, is_source: Callable[
     try:
         connection = connect(address)
     except PublishError as error:
-        return BaseReading(None, None, f"{error}; answering from the local index", reachable=False)
+        return BaseReading(None, f"{error}; answering from the local index", reachable=False)
     try:
         with reported(address, "looking for a published commit"):
             commits = published_commits(connection, identity)
             choice = choose_base(root, commits, _paths_reader(connection), is_source) if commits else None
     except PublishError as error:
         connection.close()
-        return BaseReading(None, None, f"{error}; answering from the local index", reachable=False)
+        return BaseReading(None, f"{error}; answering from the local index", reachable=False)
     if not commits:
         reason = f"nothing of {identity} is published at {address.display}"
     elif choice is None:
@@ -85,22 +112,17 @@ def open_base(root: Path, url: str, repository: str | None, is_source: Callable[
             f"none of the {len(commits)} published commits of {identity} is an ancestor of HEAD"
             " in this clone (fetch, or wait for the next publish)"
         )
-    elif choice.local_files:
+    elif choice.local_files > MAX_OVERLAY_FILES:
         named = ", ".join([*choice.changed, *choice.deleted][:PATHS_NAMED])
-        more = ", …" if choice.local_files > PATHS_NAMED else ""
-        files = (
-            "1 source file that is"
-            if choice.local_files == 1
-            else f"{choice.local_files:,} source files that are"
-        )
         reason = (
-            f"the work tree has {files} not base {choice.commit.sha[:SHORT_SHA]}'s ({named}{more}), and a"
-            " base answers only for the tree it was published from"
+            f"the work tree has {choice.local_files:,} source files that are not base"
+            f" {choice.commit.sha[:SHORT_SHA]}'s ({named}, …), more than the {MAX_OVERLAY_FILES:,}"
+            " an overlay takes"
         )
     else:
-        return BaseReading(BaseSnapshot(connection, choice.commit), choice, None, connection)
+        return BaseReading(choice, None, connection)
     connection.close()
-    return BaseReading(None, choice, f"{reason}; answering from the local index")
+    return BaseReading(choice, f"{reason}; answering from the local index")
 
 
 def _paths_reader(connection: psycopg.Connection[TupleRow]) -> Callable[[PublishedCommit], frozenset[str]]:
@@ -132,7 +154,7 @@ class TeamBase:
         except PublishError as error:
             log.warning("no base for %s: %s", root, error)
             return None
-        if reading.snapshot is None or reading.choice is None or reading.connection is None:
+        if reading.choice is None or reading.connection is None:
             log.log(
                 logging.INFO if reading.reachable else logging.WARNING,
                 "no base for %s: %s",
@@ -141,7 +163,15 @@ class TeamBase:
             )
             reading.close()
             return None
-        reading.snapshot.close()
+        if reading.choice.local_files:
+            log.info(
+                "no base for %s: %s has local files, and the language server does not lay them over a"
+                " base yet (the command line does)",
+                root,
+                reading.choice.stamp(),
+            )
+            reading.close()
+            return None
         return PublishedCover(parse_url(self._url, READ_APPLICATION), reading.choice, reading.connection)
 
 
