@@ -37,6 +37,23 @@ REPOSITORY = "example.invalid/first-index"
 SOURCE = Path(__file__).resolve().parents[2] / "server" / "smartctx" / "retrieval"
 TASK = "pack the bodies of the best definitions within the token budget"
 WAIT_S = 60
+# A branch's work, not committed: a function added to a file the base holds, and a new file.
+BODY_BUDGET = '''
+
+def body_budget(budget_tokens, bodies):
+    """The token budget each of the best definitions' bodies gets when packed."""
+    return budget_tokens // max(1, len(bodies))
+'''
+BUDGETS = '''"""Budgets for packing the bodies of the best definitions."""
+
+from retrieval.pack import body_budget
+
+
+def pack_bodies_within_budget(definitions, budget_tokens):
+    """Pack the bodies of the best definitions within the token budget, each its share."""
+    share = body_budget(budget_tokens, definitions)
+    return [definition for definition in definitions if definition.tokens <= share]
+'''
 
 
 @pytest.fixture
@@ -130,13 +147,31 @@ def test_an_unsaved_buffer_that_differs_from_its_file_ends_the_base_s_answers(
         ask(workspace, folder)
 
 
-def test_no_base_for_an_unreachable_server_or_a_tree_with_local_files(clone: Path, postgres_url: str) -> None:
+def test_a_folder_s_local_files_are_laid_over_the_base(workspace: Workspace, clone: Path) -> None:
+    pack_py = clone / "retrieval" / "pack.py"
+    pack_py.write_text(pack_py.read_text() + BODY_BUDGET)
+    (clone / "retrieval" / "budgets.py").write_text(BUDGETS)
+    folder = added(workspace, clone)
+
+    from_base = ask(workspace, folder)
+
+    assert from_base.warnings[0].code == "answered-from-base"
+    assert "+ 2 local files" in from_base.warnings[0].message
+    cited = {item.file_path for item in (*from_base.bodies, *from_base.summaries)}
+    assert "retrieval/budgets.py" in cited
+    folder.index.start()
+    wait_for(lambda: folder.index.status().state == "ready", "the first index")
+    local = ask(workspace, folder)
+    # The same items with the same text; scores within the few per cent that the overlay's estimated
+    # PageRank moves them (team/overlay.py).
+    assert {body.id for body in local.bodies} == {body.id for body in from_base.bodies}
+    assert {summary.id for summary in local.summaries} == {summary.id for summary in from_base.summaries}
+    scores = {item.id: item.score for item in (*local.bodies, *local.summaries)}
+    assert all(
+        math.isclose(item.score, scores[item.id], rel_tol=0.05)
+        for item in (*from_base.bodies, *from_base.summaries)
+    )
+
+
+def test_no_base_for_an_unreachable_server(clone: Path) -> None:
     assert TeamBase("postgresql://nobody@127.0.0.1:9/team", REPOSITORY, is_source).cover(clone) is None
-    base = TeamBase(postgres_url, REPOSITORY, is_source)
-    cover = base.cover(clone)
-    assert cover is not None
-    cover.close()
-
-    (clone / "retrieval" / "new_module.py").write_text("def added():\n    return 1\n")
-
-    assert base.cover(clone) is None

@@ -173,7 +173,6 @@ def readers(
         partial.path,
         [CHANGED, ADDED, ADDED_NEXT_TO_MAIN[0], DELETED, DELETED_HELPERS],
     )
-    connection.rollback()
     merged = MergedReader(BaseSnapshot(connection, commit, hidden=overlay.hides()), overlay)
     local = whole.snapshot()
     yield local, merged, overlay

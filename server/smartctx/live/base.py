@@ -27,6 +27,18 @@ class BaseCover(Protocol):
         """Names the base, as packs report it: ``base a1b2c3d + 0 local files``."""
         ...
 
+    @property
+    def local_files(self) -> tuple[str, ...] | None:
+        """The folder's files that are not the base's, None when the folder is the published tree.
+        Otherwise, before the first snapshot, index these alone and :meth:`lay_over` their index
+        (an empty one when the folder only deleted files)."""
+        ...
+
+    def lay_over(self, overlay_index: Path) -> None:
+        """Lay the settled index of :attr:`local_files` (and of nothing else) over the base; it is
+        read whole, and may be deleted once this returns. Blocks on the database."""
+        ...
+
     def snapshot(self) -> AbstractContextManager[IndexReader]:
         """A consistent read of the commit, for one request; safe from any query thread. A failure
         of the base inside it is raised as store.reader's :class:`ReaderUnavailableError`, and the

@@ -228,6 +228,11 @@ class LiveIndex:
         if publishing is not None:
             self._tasks.keep(f"publishing the edits of {self.root}", publishing)
 
+    @property
+    def config(self) -> IndexConfig:
+        """What the folder is indexed under (the user's exclude patterns among it)."""
+        return self._config
+
     def set_exclude(self, exclude: tuple[str, ...]) -> None:
         """Index under other user exclude patterns (gitignore syntax): files they now exclude leave
         the index, files they no longer exclude join it, by one reconcile."""

@@ -17,11 +17,13 @@ from __future__ import annotations
 
 import logging
 import os
+import tempfile
 import threading
+import time
 from collections.abc import Callable, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from concurrent.futures import TimeoutError as FutureTimeoutError
-from contextlib import ExitStack
+from contextlib import ExitStack, closing
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
@@ -36,7 +38,7 @@ from smartctx.core.context import (
 )
 from smartctx.core.history import FileSpans, RecentChange
 from smartctx.core.tokens import TokenCounter
-from smartctx.indexing.indexer import IndexReport
+from smartctx.indexing.indexer import Indexer, IndexReport
 from smartctx.indexing.sources import WorkspaceSources
 from smartctx.live.base import BaseCover, BaseSource
 from smartctx.live.edits import with_editor_memory
@@ -47,7 +49,8 @@ from smartctx.live.tasks import BackgroundTasks
 from smartctx.retrieval.folders import FOLDER_SEPARATOR, FolderIndex, build_context_multi
 from smartctx.retrieval.pipeline import build_context
 from smartctx.retrieval.symbols import expand_node, symbol_at
-from smartctx.store.index_store import index_dir_in
+from smartctx.store.export import IndexNotSettledError
+from smartctx.store.index_store import IndexStore, index_dir_in
 from smartctx.store.reader import ReaderUnavailableError
 
 QUERY_THREADS = 2
@@ -147,11 +150,36 @@ class Workspace:
         cover = self._base.cover(folder.root)
         if cover is None:
             return
+        if cover.local_files is not None:
+            try:
+                self._lay_local_files_over(folder, cover, cover.local_files)
+            except (ReaderUnavailableError, IndexNotSettledError) as error:
+                log.warning("no base for %s: %s", folder.root, error)
+                cover.close()
+                return
         if folder not in self.folders:
             cover.close()
             return
         folder.base = cover
         log.info("%s answers for %s until its own index holds it", cover.stamp, folder.root)
+
+    def _lay_local_files_over(self, folder: Folder, cover: BaseCover, paths: tuple[str, ...]) -> None:
+        """Index the folder's files that differ from its base alone, under the folder's own exclude
+        patterns, in a folder of their own that is gone once the cover has read them."""
+        started = time.perf_counter()
+        with (
+            tempfile.TemporaryDirectory(prefix="smartctx-overlay-") as overlay_dir,
+            closing(IndexStore(folder.root, Path(overlay_dir))) as store,
+        ):
+            Indexer(folder.root, store, folder.index.config).update_paths(paths, reconcile_from=None)
+            cover.lay_over(store.path)
+        log.info(
+            "%s: %d local files of %s indexed and laid over it in %.1f s",
+            cover.stamp,
+            len(paths),
+            folder.root,
+            time.perf_counter() - started,
+        )
 
     def set_exclude(self, exclude: tuple[str, ...]) -> None:
         """The user's exclude patterns changed: every folder re-indexes under them."""

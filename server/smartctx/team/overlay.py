@@ -141,95 +141,98 @@ def read_overlay(
         refs = list(export.refs())
         folded = list(export.folded())
         words = list(export.search_words())
-    base = _BaseRows(connection, commit_id)
-    shadowed = frozenset(shadowed_paths)
-    shadowed_file_ids = base.file_ids(shadowed)
-    shadowed_nodes = base.nodes_of_files(shadowed_file_ids)
-    path_of = {record.file_id: record.path for record in files}
-    language_of = {record.file_id: record.language for record in files}
-    nodes = {
-        overlay_id(r.node_id): node_row(
-            (
-                overlay_id(r.node_id),
-                path_of[r.file_id],
-                language_of[r.file_id],
-                r.kind,
-                r.name,
-                r.qualified_name,
-                r.start_line,
-                r.end_line,
-                r.signature,
-                r.doc,
-                r.content_hash,
-                None if r.parent_id is None else overlay_id(r.parent_id),
-                0.0,
-                0.0,
+    # One transaction, read-only: the commit's rows as one state, and no write whatever the role.
+    with connection.transaction():
+        connection.execute("SET TRANSACTION READ ONLY")
+        base = _BaseRows(connection, commit_id)
+        shadowed = frozenset(shadowed_paths)
+        shadowed_file_ids = base.file_ids(shadowed)
+        shadowed_nodes = base.nodes_of_files(shadowed_file_ids)
+        path_of = {record.file_id: record.path for record in files}
+        language_of = {record.file_id: record.language for record in files}
+        nodes = {
+            overlay_id(r.node_id): node_row(
+                (
+                    overlay_id(r.node_id),
+                    path_of[r.file_id],
+                    language_of[r.file_id],
+                    r.kind,
+                    r.name,
+                    r.qualified_name,
+                    r.start_line,
+                    r.end_line,
+                    r.signature,
+                    r.doc,
+                    r.content_hash,
+                    None if r.parent_id is None else overlay_id(r.parent_id),
+                    0.0,
+                    0.0,
+                )
             )
+            for r in records
+        }
+        overlay_refs: list[ReferenceRow] = [
+            (overlay_id(r.file_id), r.kind, r.name, r.key, overlay_id(r.ref_id), overlay_id(r.source_id))
+            for r in refs
+        ]
+        resolved = _Resolution(base, shadowed_file_ids, nodes, {overlay_id(f.file_id): f.path for f in files})
+        affected = {*shadowed_nodes.values(), *(node.name for node in nodes.values())}
+        new_edges, replaced_refs, base_places = resolved.run(overlay_refs, affected)
+        answered = {added.ref_id for added in new_edges}
+        containment = [
+            NewEdge(EdgeRow(overlay_id(e.src_id), overlay_id(e.dst_id), e.kind, e.confidence), None)
+            for e in edges
+            if e.kind == _CONTAINS
+        ]
+        places = {overlay_id(r.ref_id): Place(path_of[r.file_id], r.line, r.key) for r in refs} | base_places
+        usage_change = base.removed_usage(replaced_refs, tuple(shadowed_nodes))
+        for added in new_edges:
+            weight = USAGE_EDGE_WEIGHTS.get(added.edge.kind, 0.0) * added.edge.confidence
+            if weight:
+                usage_change[added.edge.dst_id] = usage_change.get(added.edge.dst_id, 0.0) + weight
+        node_count = base.node_count() - len(shadowed_nodes) + len(nodes)
+        ranks = _estimated_ranks(
+            base, [*containment, *new_edges], frozenset(nodes), node_count, shadowed_nodes, replaced_refs
         )
-        for r in records
-    }
-    overlay_refs: list[ReferenceRow] = [
-        (overlay_id(r.file_id), r.kind, r.name, r.key, overlay_id(r.ref_id), overlay_id(r.source_id))
-        for r in refs
-    ]
-    resolved = _Resolution(base, shadowed_file_ids, nodes, {overlay_id(f.file_id): f.path for f in files})
-    affected = {*shadowed_nodes.values(), *(node.name for node in nodes.values())}
-    new_edges, replaced_refs, base_places = resolved.run(overlay_refs, affected)
-    answered = {added.ref_id for added in new_edges}
-    containment = [
-        NewEdge(EdgeRow(overlay_id(e.src_id), overlay_id(e.dst_id), e.kind, e.confidence), None)
-        for e in edges
-        if e.kind == _CONTAINS
-    ]
-    places = {overlay_id(r.ref_id): Place(path_of[r.file_id], r.line, r.key) for r in refs} | base_places
-    usage_change = base.removed_usage(replaced_refs, tuple(shadowed_nodes))
-    for added in new_edges:
-        weight = USAGE_EDGE_WEIGHTS.get(added.edge.kind, 0.0) * added.edge.confidence
-        if weight:
-            usage_change[added.edge.dst_id] = usage_change.get(added.edge.dst_id, 0.0) + weight
-    node_count = base.node_count() - len(shadowed_nodes) + len(nodes)
-    ranks = _estimated_ranks(
-        base, [*containment, *new_edges], frozenset(nodes), node_count, shadowed_nodes, replaced_refs
-    )
-    for node_id, node in nodes.items():
-        nodes[node_id] = node._replace(pagerank=ranks[node_id], usage=usage_change.pop(node_id, 0.0))
-    symbol_docs: dict[int, Document] = {}
-    file_docs: dict[str, Document] = {}
-    for record in words:
-        symbol_docs.update((overlay_id(node_id), doc) for node_id, doc in symbol_documents(record))
-        file_docs[path_of[record.file_id]] = file_document(record)
-    symbol_words, file_words = base.words_of(tuple(shadowed_nodes), shadowed_file_ids)
-    return Overlay(
-        shadowed_paths=frozenset(path for path in shadowed if path in base.paths()),
-        shadowed_file_ids=shadowed_file_ids,
-        shadowed_nodes=shadowed_nodes,
-        replaced_refs=tuple(sorted(replaced_refs)),
-        files={record.path: record.language for record in files},
-        nodes=nodes,
-        edges=sorted(
-            [*containment, *new_edges],
-            key=lambda added: (added.edge.src_id, added.edge.dst_id, added.edge.kind),
-        ),
-        places=places,
-        usage_change=usage_change,
-        symbol_documents=symbol_docs,
-        file_documents=file_docs,
-        shadowed_symbol_words=symbol_words,
-        shadowed_file_words=file_words,
-        folded=[(f.name, f.line, overlay_id(f.holder_id)) for f in folded],
-        counts=Counts(
-            edges=len(containment) + len(new_edges),
-            references=len(refs),
-            # Of the references resolved here, those without an edge; the base's own count covers
-            # the rest (resolved again or not, a base reference stays one).
-            unresolved_references=len({row[4] for row in overlay_refs} - answered)
-            + len(replaced_refs - answered),
-            files_by_language=dict(Counter(record.language for record in files)),
-            files_with_errors=sum(record.has_errors for record in files),
-            folded_definitions=len(folded),
-        ),
-        hidden=base.counts(shadowed_file_ids, tuple(shadowed_nodes), replaced_refs),
-    )
+        for node_id, node in nodes.items():
+            nodes[node_id] = node._replace(pagerank=ranks[node_id], usage=usage_change.pop(node_id, 0.0))
+        symbol_docs: dict[int, Document] = {}
+        file_docs: dict[str, Document] = {}
+        for record in words:
+            symbol_docs.update((overlay_id(node_id), doc) for node_id, doc in symbol_documents(record))
+            file_docs[path_of[record.file_id]] = file_document(record)
+        symbol_words, file_words = base.words_of(tuple(shadowed_nodes), shadowed_file_ids)
+        return Overlay(
+            shadowed_paths=frozenset(path for path in shadowed if path in base.paths()),
+            shadowed_file_ids=shadowed_file_ids,
+            shadowed_nodes=shadowed_nodes,
+            replaced_refs=tuple(sorted(replaced_refs)),
+            files={record.path: record.language for record in files},
+            nodes=nodes,
+            edges=sorted(
+                [*containment, *new_edges],
+                key=lambda added: (added.edge.src_id, added.edge.dst_id, added.edge.kind),
+            ),
+            places=places,
+            usage_change=usage_change,
+            symbol_documents=symbol_docs,
+            file_documents=file_docs,
+            shadowed_symbol_words=symbol_words,
+            shadowed_file_words=file_words,
+            folded=[(f.name, f.line, overlay_id(f.holder_id)) for f in folded],
+            counts=Counts(
+                edges=len(containment) + len(new_edges),
+                references=len(refs),
+                # Of the references resolved here, those without an edge; the base's own count covers
+                # the rest (resolved again or not, a base reference stays one).
+                unresolved_references=len({row[4] for row in overlay_refs} - answered)
+                + len(replaced_refs - answered),
+                files_by_language=dict(Counter(record.language for record in files)),
+                files_with_errors=sum(record.has_errors for record in files),
+                folded_definitions=len(folded),
+            ),
+            hidden=base.counts(shadowed_file_ids, tuple(shadowed_nodes), replaced_refs),
+        )
 
 
 class _BaseRows:

@@ -31,7 +31,7 @@ from smartctx.team.base_snapshot import BaseSnapshot, CommitFacts
 from smartctx.team.checkout import repository_identity
 from smartctx.team.database import READ_APPLICATION, DatabaseAddress, connect, parse_url, reported
 from smartctx.team.merged import MergedReader
-from smartctx.team.overlay import read_overlay
+from smartctx.team.overlay import Overlay, read_overlay
 
 # Local files a message names before it counts the rest.
 PATHS_NAMED = 3
@@ -60,27 +60,29 @@ class BaseReading:
         (of ``choice.changed`` alone) laid over it; that index is needed whenever the work tree has
         local files. Close the reader before this."""
         assert self.choice is not None and self.connection is not None
-        return read_base(self.connection, self.choice, overlay_index, CommitFacts())
+        overlay = None if overlay_index is None else overlay_of(self.connection, self.choice, overlay_index)
+        return read_base(self.connection, self.choice, overlay, CommitFacts())
 
     def close(self) -> None:
         if self.connection is not None:
             self.connection.close()
 
 
-def read_base(
-    connection: psycopg.Connection[TupleRow],
-    choice: BaseChoice,
-    overlay_index: Path | None,
-    facts: CommitFacts,
-) -> BaseSnapshot | MergedReader:
-    """A read of the base in one transaction, with the overlay at ``overlay_index`` laid over it."""
-    if overlay_index is None:
-        if choice.local_files:
-            raise ValueError(f"{choice.stamp()}: the local files need an overlay index")
-        return BaseSnapshot(connection, choice.commit, facts)
-    overlay = read_overlay(
+def overlay_of(connection: psycopg.Connection[TupleRow], choice: BaseChoice, overlay_index: Path) -> Overlay:
+    """The work tree's local files, from their settled index at ``overlay_index``, over the base."""
+    return read_overlay(
         connection, choice.commit.commit_id, overlay_index, [*choice.changed, *choice.deleted]
     )
+
+
+def read_base(
+    connection: psycopg.Connection[TupleRow], choice: BaseChoice, overlay: Overlay | None, facts: CommitFacts
+) -> BaseSnapshot | MergedReader:
+    """A read of the base in one transaction, with the overlay of the local files laid over it."""
+    if overlay is None:
+        if choice.local_files:
+            raise ValueError(f"{choice.stamp()}: the local files need an overlay")
+        return BaseSnapshot(connection, choice.commit, facts)
     return MergedReader(BaseSnapshot(connection, choice.commit, facts, hidden=overlay.hides()), overlay)
 
 
@@ -163,15 +165,6 @@ class TeamBase:
             )
             reading.close()
             return None
-        if reading.choice.local_files:
-            log.info(
-                "no base for %s: %s has local files, and the language server does not lay them over a"
-                " base yet (the command line does)",
-                root,
-                reading.choice.stamp(),
-            )
-            reading.close()
-            return None
         return PublishedCover(parse_url(self._url, READ_APPLICATION), reading.choice, reading.connection)
 
 
@@ -184,6 +177,7 @@ class PublishedCover:
     ):
         self._address = address
         self.choice = choice
+        self._overlay: Overlay | None = None
         self._facts = CommitFacts()
         self._lock = threading.Lock()
         self._idle = [connection]
@@ -193,12 +187,29 @@ class PublishedCover:
     def stamp(self) -> str:
         return self.choice.stamp()
 
+    @property
+    def local_files(self) -> tuple[str, ...] | None:
+        return self.choice.changed if self.choice.local_files else None
+
+    def lay_over(self, overlay_index: Path) -> None:
+        with self._connection() as connection:
+            self._overlay = overlay_of(connection, self.choice, overlay_index)
+
     @contextmanager
     def snapshot(self) -> Iterator[IndexReader]:
+        with self._connection() as connection:
+            reader = read_base(connection, self.choice, self._overlay, self._facts)
+            try:
+                yield reader
+            finally:
+                reader.close()
+
+    @contextmanager
+    def _connection(self) -> Iterator[psycopg.Connection[TupleRow]]:
+        """A kept connection for one read; a failure of the base as ReaderUnavailableError."""
         connection = self._take()
         try:
-            with BaseSnapshot(connection, self.choice.commit, self._facts) as snapshot:
-                yield snapshot
+            yield connection
         except psycopg.Error as error:
             connection.close()
             raise ReaderUnavailableError(
