@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import heapq
 from collections import Counter, defaultdict
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import replace
 from types import TracebackType
 from typing import TypeVar
@@ -393,33 +393,42 @@ class MergedReader:
         }
         return weights, corpus.average_length
 
-    def search(self, weighted_terms: Mapping[str, int], limit: int) -> list[SearchHit]:
-        terms = chosen_terms(weighted_terms, False, self.common_cutoff(), self.document_counts)
-        documents = self._overlay.symbol_documents
-        weights, average = self._weights(lexical.SYMBOL_POSTINGS, terms, documents.values())
+    def _top(
+        self,
+        postings: Postings,
+        terms: Mapping[str, int],
+        documents: Mapping[Key, Document],
+        limit: int,
+        keys_of: Callable[[list[int]], Mapping[int, Key]],
+    ) -> list[tuple[Key, float]]:
+        """The ``limit`` best documents of base and overlay, best first, ties by key: the base's by
+        ``keys_of`` their ids, the overlay's by their keys in ``documents``."""
+        weights, average = self._weights(postings, terms, documents.values())
         if limit <= 0 or not weights:
             return []
-        hits = self._base.top_weighted(
-            lexical.SYMBOL_POSTINGS, weights, average, self._hidden_documents(lexical.SYMBOL_POSTINGS), limit
-        )
-        hits.extend(_scored(documents, weights, average))
+        base = self._base.top_weighted(postings, weights, average, self._hidden_documents(postings), limit)
+        keys = keys_of([row_id for row_id, _ in base])
+        hits = [(keys[row_id], score) for row_id, score in base] + _scored(documents, weights, average)
         hits.sort(key=lambda hit: (-_rounded(hit[1]), hit[0]))
-        return [SearchHit(node_id, score) for node_id, score in hits[:limit]]
+        return hits[:limit]
+
+    def search(self, weighted_terms: Mapping[str, int], limit: int) -> list[SearchHit]:
+        terms = chosen_terms(weighted_terms, False, self.common_cutoff(), self.document_counts)
+        hits = self._top(
+            lexical.SYMBOL_POSTINGS,
+            terms,
+            self._overlay.symbol_documents,
+            limit,
+            lambda node_ids: {node_id: node_id for node_id in node_ids},
+        )
+        return [SearchHit(node_id, score) for node_id, score in hits]
 
     def search_files(self, weighted_terms: Mapping[str, int], limit: int) -> list[tuple[str, float]]:
         terms = chosen_terms(weighted_terms, True, self.common_cutoff(), self.document_counts)
-        documents = self._overlay.file_documents
-        weights, average = self._weights(lexical.FILE_POSTINGS, terms, documents.values())
-        if limit <= 0 or not weights:
-            return []
-        base = self._base.top_weighted(
-            lexical.FILE_POSTINGS, weights, average, self._hidden_documents(lexical.FILE_POSTINGS), limit
+        hits = self._top(
+            lexical.FILE_POSTINGS, terms, self._overlay.file_documents, limit, self._base.paths_by_file_id
         )
-        paths = self._base.paths_by_file_id(file_id for file_id, _ in base)
-        hits = [(paths[file_id], score) for file_id, score in base]
-        hits.extend(_scored(documents, weights, average))
-        hits.sort(key=lambda hit: (-_rounded(hit[1]), hit[0]))
-        return sorted(hits[:limit], key=lambda hit: (-hit[1], hit[0]))
+        return sorted(hits, key=lambda hit: (-hit[1], hit[0]))
 
 
 def _rounded(score: float) -> int:
