@@ -129,16 +129,12 @@ def _merged(spans: list[tuple[int, int]]) -> list[tuple[int, int]]:
 
 
 def _secret_spans_of(texts: list[str]) -> list[list[tuple[int, int]]]:
-    """:func:`secret_spans` of each text, the line rules tried on all of them at once."""
+    """The (start, end) of every secret in each text, overlapping finds merged, in order; the line
+    rules tried on all of the texts at once."""
     return [
         _merged([*lines, *spanning]) if lines or spanning else []
         for lines, spanning in zip(_line_spans(texts), text_spans(texts), strict=True)
     ]
-
-
-def secret_spans(text: str) -> list[tuple[int, int]]:
-    """The (start, end) of every secret in ``text``, overlapping finds merged, in order."""
-    return _secret_spans_of([text])[0]
 
 
 class _Answers:
