@@ -1,10 +1,10 @@
 """A published base answers for a workspace folder while the folder's own first index runs: the
 live workspace the language server and the MCP server share, with a real PostgreSQL and git.
 
-The folder is a clean clone of a commit a CI job published. Until its own index has held the whole
+The folder is a clone of a commit a CI job published. Until its own index has held the whole
 folder once, a request is answered from the base, with an ``answered-from-base`` warning naming
-it; an unsaved buffer that differs from its file ends that, and so does the folder's own index
-once it is ready, whose packs are then the base's.
+it, the folder's local files (changed, new, unsaved) laid over it; then the folder's own index
+answers, with the same packs.
 """
 
 from __future__ import annotations
@@ -27,7 +27,6 @@ if not os.environ.get(REQUIRE_VARIABLE):
 
 from gitrepos import Repo
 from smartctx.core.context import ContextOptions, ContextPack, ContextRequest
-from smartctx.live.live_index import IndexNotAvailableError
 from smartctx.live.tasks import BackgroundTasks
 from smartctx.live.workspace import Folder, Workspace
 from smartctx.parsing.languages import is_source
@@ -131,20 +130,21 @@ def test_the_base_answers_until_the_folder_s_own_index_holds_it(workspace: Works
     )
 
 
-def test_an_unsaved_buffer_that_differs_from_its_file_ends_the_base_s_answers(
-    workspace: Workspace, clone: Path
-) -> None:
+def test_an_unsaved_buffer_is_laid_over_the_base_in_the_background(workspace: Workspace, clone: Path) -> None:
     folder = added(workspace, clone)
     path = "retrieval/pack.py"
-    unchanged = (clone / path).read_bytes()
+    first = folder.base
+    assert first is not None and "+ 0 local files" in first.stamp
 
-    folder.overlays = {path: unchanged}
+    folder.overlays = {path: (clone / path).read_bytes() + BODY_BUDGET.encode()}
+    # The base answers at once, as it was; another overlay, with the buffer, is made meanwhile.
     assert ask(workspace, folder).warnings[0].code == "answered-from-base"
+    wait_for(lambda: folder.base is not first and not folder.base_relaying, "the buffer laid over the base")
+    pack = ask(workspace, folder)
 
-    folder.overlays = {path: unchanged + b"\n# typed in the editor\n"}
-    # The base no longer answers, and the folder's own index is not open yet.
-    with pytest.raises(IndexNotAvailableError):
-        ask(workspace, folder)
+    assert "+ 1 local file" in pack.warnings[0].message
+    names = {item.name for item in (*pack.bodies, *pack.summaries)}
+    assert "body_budget" in names
 
 
 def test_a_folder_s_local_files_are_laid_over_the_base(workspace: Workspace, clone: Path) -> None:

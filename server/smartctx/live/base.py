@@ -12,6 +12,7 @@ language server hands it a source (team/reading.py's ``TeamBase``).
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from contextlib import AbstractContextManager
 from pathlib import Path
 from typing import Protocol
@@ -34,9 +35,10 @@ class BaseCover(Protocol):
         (an empty one when the folder only deleted files)."""
         ...
 
-    def lay_over(self, overlay_index: Path) -> None:
-        """Lay the settled index of :attr:`local_files` (and of nothing else) over the base; it is
-        read whole, and may be deleted once this returns. Blocks on the database."""
+    def lay_over(self, overlay_index: Path, paths: Sequence[str]) -> None:
+        """Lay the settled index of ``paths`` (:attr:`local_files`, and any others that differ from
+        the base: unsaved buffers), and of nothing else, over the base; it is read whole, and may be
+        deleted once this returns. Blocks on the database."""
         ...
 
     def snapshot(self) -> AbstractContextManager[IndexReader]:

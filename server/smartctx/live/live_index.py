@@ -139,7 +139,8 @@ class LiveIndex:
         # watcher saw a file change since this process started: until the first and while not the
         # second, a published base of the same commit answers for the folder (workspace.py).
         self._settled_once = False
-        self._changed = False
+        # Batches of changes the watcher saw since this process started (git rewrites included).
+        self._changes = 0
 
     def start(self) -> None:
         """Write the index (bringing it up to date with the folder) if no other process does, else
@@ -166,14 +167,14 @@ class LiveIndex:
         not UTF-8, which is never indexed, so no focus can name it)."""
         self.edits.record_saves([path for path in paths if is_decodable(path)])
         with self._lock:
-            self._changed = self._changed or bool(paths)
+            self._changes += bool(paths)
         self.schedule_update(paths)
 
     def schedule_reconcile(self, reason: str) -> None:
         """Bring the whole index in line with the folder; requests waiting to run merge into one."""
         with self._lock:
             # git rewrote the work tree, or what is indexed changed: no longer the tree at start.
-            self._changed = True
+            self._changes += 1
             if self._stop.is_set() or self._reconcile_scheduled or self._role == "follower":
                 return
             self._reconcile_scheduled = True
@@ -202,11 +203,11 @@ class LiveIndex:
         with self._lock:
             return self._counts()
 
-    def holds_folder_as_started(self) -> tuple[bool, bool]:
-        """Whether the index has once held the whole folder, and whether the watcher saw a file
-        change since this process started."""
+    def settled_and_changes(self) -> tuple[bool, int]:
+        """Whether the index has once held the whole folder, and how many batches of file changes
+        the watcher saw since this process started."""
         with self._lock:
-            return self._settled_once, self._changed
+            return self._settled_once, self._changes
 
     def recent_edits(self) -> tuple[RecentEdit, ...]:
         """The files edited lately, newest first: those this process saw, and while it follows

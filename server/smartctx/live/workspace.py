@@ -20,7 +20,7 @@ import os
 import tempfile
 import threading
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from concurrent.futures import TimeoutError as FutureTimeoutError
 from contextlib import ExitStack, closing
@@ -77,8 +77,13 @@ class Folder:
     # Folder-relative path -> unsaved buffer text. Replaced on every change, never mutated, so a
     # query running on another thread keeps the consistent view it started with.
     overlays: dict[str, bytes] = field(default_factory=dict)
-    # The published commit whose tree the folder was when it was added, once found (base.py).
+    # The published commit the folder started from, once found, with the folder's local files laid
+    # over it (base.py).
     base: BaseCover | None = None
+    # What that overlay reflects: the index's count of changes seen, and the unsaved buffers.
+    base_as_of: tuple[int, Mapping[str, bytes]] = (0, {})
+    # A new overlay is being made (the folder changed since the last one).
+    base_relaying: bool = False
 
     @property
     def root(self) -> Path:
@@ -145,34 +150,47 @@ class Workspace:
         return folder
 
     def _find_base(self, folder: Folder) -> None:
-        """On a query thread: the published commit that answers for the folder while it is indexed."""
+        """On a query thread: the published commit that answers for the folder while it is indexed,
+        with the folder's local files (its unsaved buffers among them) laid over it. Run again when
+        the folder changed, it replaces the base it found before, or drops it when there is none."""
         assert self._base is not None
+        # Read before the folder is: a change from here on makes another overlay.
+        as_of = (folder.index.settled_and_changes()[1], folder.overlays)
         cover = self._base.cover(folder.root)
-        if cover is None:
-            return
-        if cover.local_files is not None:
+        if cover is not None and (cover.local_files is not None or as_of[1]):
             try:
-                self._lay_local_files_over(folder, cover, cover.local_files)
+                self._lay_local_files_over(
+                    folder, cover, sorted({*(cover.local_files or ()), *as_of[1]}), as_of[1]
+                )
             except (ReaderUnavailableError, IndexNotSettledError) as error:
                 log.warning("no base for %s: %s", folder.root, error)
                 cover.close()
-                return
+                cover = None
         if folder not in self.folders:
-            cover.close()
+            if cover is not None:
+                cover.close()
             return
-        folder.base = cover
-        log.info("%s answers for %s until its own index holds it", cover.stamp, folder.root)
+        before, folder.base, folder.base_as_of = folder.base, cover, as_of
+        if before is not None:
+            before.close()
+        if cover is not None:
+            log.info("%s answers for %s until its own index holds it", cover.stamp, folder.root)
 
-    def _lay_local_files_over(self, folder: Folder, cover: BaseCover, paths: tuple[str, ...]) -> None:
-        """Index the folder's files that differ from its base alone, under the folder's own exclude
-        patterns, in a folder of their own that is gone once the cover has read them."""
+    def _lay_local_files_over(
+        self, folder: Folder, cover: BaseCover, paths: list[str], buffers: Mapping[str, bytes]
+    ) -> None:
+        """Index the folder's files that differ from its base alone (an unsaved buffer from its
+        text), under the folder's own exclude patterns, in a folder of their own that is gone once
+        the cover has read them."""
         started = time.perf_counter()
         with (
             tempfile.TemporaryDirectory(prefix="smartctx-overlay-") as overlay_dir,
             closing(IndexStore(folder.root, Path(overlay_dir))) as store,
         ):
-            Indexer(folder.root, store, folder.index.config).update_paths(paths, reconcile_from=None)
-            cover.lay_over(store.path)
+            Indexer(folder.root, store, folder.index.config).update_paths(
+                paths, buffers=buffers, reconcile_from=None
+            )
+            cover.lay_over(store.path, paths)
         log.info(
             "%s: %d local files of %s indexed and laid over it in %.1f s",
             cover.stamp,
@@ -180,6 +198,34 @@ class Workspace:
             folder.root,
             time.perf_counter() - started,
         )
+
+    def _answering_base(self, folder: Folder) -> BaseCover | None:
+        """The folder's base, while it answers for the folder: until the folder's own index has once
+        held the whole folder. When the folder changed since the base's overlay was made (a file on
+        disk, an unsaved buffer), another is made in the background, and this one answers meanwhile,
+        a moment behind, as the folder's own index is between a save and its update."""
+        cover = folder.base
+        if cover is None:
+            return None
+        settled, changes = folder.index.settled_and_changes()
+        if settled:
+            return None
+        if (changes, folder.overlays) != folder.base_as_of:
+            with self._lock:
+                relay = not folder.base_relaying
+                folder.base_relaying = True
+            if relay:
+                self._tasks.keep(
+                    f"laying the local files of {folder.root} over its base again",
+                    self.query_threads.submit(self._relay_base, folder),
+                )
+        return cover
+
+    def _relay_base(self, folder: Folder) -> None:
+        try:
+            self._find_base(folder)
+        finally:
+            folder.base_relaying = False
 
     def set_exclude(self, exclude: tuple[str, ...]) -> None:
         """The user's exclude patterns changed: every folder re-indexes under them."""
@@ -241,7 +287,7 @@ class Workspace:
         ]
         if len(folders) == 1:
             folder = folders[0]
-            cover = _answering_base(folder)
+            cover = self._answering_base(folder)
             if cover is not None:
                 try:
                     with cover.snapshot() as reader:
@@ -371,25 +417,6 @@ class Workspace:
             with self._lock:
                 self._counters.setdefault(tokenizer, counter)
         return counter
-
-
-def _answering_base(folder: Folder) -> BaseCover | None:
-    """The folder's base, while it answers for the folder: the folder's own index has never held
-    the whole folder, and the folder is still the tree the base was found for (no file changed on
-    disk, no unsaved buffer differs from its file)."""
-    cover = folder.base
-    if cover is None:
-        return None
-    settled, changed = folder.index.holds_folder_as_started()
-    if settled or changed:
-        return None
-    for path, text in folder.overlays.items():
-        try:
-            if (folder.root / path).read_bytes() != text:
-                return None
-        except OSError:
-            return None
-    return cover
 
 
 def _latest_change(folder: Folder, symbol: SymbolSummary) -> RecentChange | None:

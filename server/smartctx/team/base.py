@@ -48,9 +48,10 @@ class BaseChoice:
     def local_files(self) -> int:
         return len(self.changed) + len(self.deleted)
 
-    def stamp(self) -> str:
-        """The freshness stamp that names both halves of an answer: ``base a1b2c3d + 37 local files``."""
-        local = self.local_files
+    def stamp(self, local: int | None = None) -> str:
+        """The freshness stamp that names both halves of an answer: ``base a1b2c3d + 37 local files``
+        (``local`` when more are laid over the base than git tells apart: unsaved buffers)."""
+        local = self.local_files if local is None else local
         return f"base {self.commit.sha[:SHORT_SHA]} + {local:,} local file{'' if local == 1 else 's'}"
 
 

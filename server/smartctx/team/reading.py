@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import logging
 import threading
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -68,11 +68,16 @@ class BaseReading:
             self.connection.close()
 
 
-def overlay_of(connection: psycopg.Connection[TupleRow], choice: BaseChoice, overlay_index: Path) -> Overlay:
-    """The work tree's local files, from their settled index at ``overlay_index``, over the base."""
-    return read_overlay(
-        connection, choice.commit.commit_id, overlay_index, [*choice.changed, *choice.deleted]
-    )
+def overlay_of(
+    connection: psycopg.Connection[TupleRow],
+    choice: BaseChoice,
+    overlay_index: Path,
+    paths: Iterable[str] = (),
+) -> Overlay:
+    """The work tree's local files, from their settled index at ``overlay_index``, over the base;
+    ``paths`` are more files the index holds (unsaved buffers)."""
+    shadowed = {*choice.changed, *choice.deleted, *paths}
+    return read_overlay(connection, choice.commit.commit_id, overlay_index, sorted(shadowed))
 
 
 def read_base(
@@ -178,6 +183,7 @@ class PublishedCover:
         self._address = address
         self.choice = choice
         self._overlay: Overlay | None = None
+        self._local = choice.local_files
         self._facts = CommitFacts()
         self._lock = threading.Lock()
         self._idle = [connection]
@@ -185,15 +191,16 @@ class PublishedCover:
 
     @property
     def stamp(self) -> str:
-        return self.choice.stamp()
+        return self.choice.stamp(self._local)
 
     @property
     def local_files(self) -> tuple[str, ...] | None:
         return self.choice.changed if self.choice.local_files else None
 
-    def lay_over(self, overlay_index: Path) -> None:
+    def lay_over(self, overlay_index: Path, paths: Sequence[str]) -> None:
         with self._connection() as connection:
-            self._overlay = overlay_of(connection, self.choice, overlay_index)
+            self._overlay = overlay_of(connection, self.choice, overlay_index, paths)
+        self._local = len({*self.choice.changed, *self.choice.deleted, *paths})
 
     @contextmanager
     def snapshot(self) -> Iterator[IndexReader]:
