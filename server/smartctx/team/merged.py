@@ -73,7 +73,6 @@ class MergedReader:
             self._in[added.edge.dst_id].append(added)
             if added.ref_id is not None:
                 self._by_ref[added.ref_id].append(added)
-        self._shadowed_names = set(overlay.shadowed_nodes.values())
         self._paths: list[str] | None = None
         self._paths_by_name: dict[str, list[str]] | None = None
         self._counted: dict[int, dict[str, int]] = {}
@@ -147,16 +146,11 @@ class MergedReader:
 
     def definition_counts(self, names: Iterable[str]) -> dict[str, int]:
         wanted = set(names)
-        counts = dict(self._base.definition_counts(wanted))
-        for name, nodes in self._base.nodes_with_names(wanted & self._shadowed_names).items():
-            shadowed = sum(1 for n in nodes if n.path in self._shadowed and n.kind is not SymbolKind.MODULE)
-            if shadowed:
-                counts[name] -= shadowed
+        counts = Counter(self._base.definition_counts(wanted))
+        counts.subtract({name: self._overlay.shadowed_definitions[name] for name in wanted})
         for name in wanted:
-            counts[name] = counts.get(name, 0) + sum(
-                1 for n in self._by_name.get(name, ()) if n.kind is not SymbolKind.MODULE
-            )
-        return {name: count for name, count in counts.items() if count}
+            counts[name] += sum(1 for n in self._by_name.get(name, ()) if n.kind is not SymbolKind.MODULE)
+        return {name: count for name, count in sorted(counts.items()) if count}
 
     def nodes_named_within(self, name: str, qualified_suffix: str) -> list[NodeRow]:
         own = [node for node in self._by_name.get(name, ()) if node.qualified_name.endswith(qualified_suffix)]

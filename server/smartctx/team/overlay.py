@@ -97,8 +97,10 @@ class Overlay:
     # Base files the overlay replaces or deletes, by path and by the base's id.
     shadowed_paths: frozenset[str]
     shadowed_file_ids: tuple[int, ...]
-    # Their definitions, by the base's id, with their names.
+    # Their definitions, by the base's id, with their names; and how many of each name are not
+    # module nodes (what definition_counts counts).
     shadowed_nodes: dict[int, str]
+    shadowed_definitions: Counter[str]
     # Base references in unshadowed files resolved again: their base edges no longer hold.
     replaced_refs: tuple[int, ...]
     # The overlay's files: path -> language.
@@ -147,7 +149,8 @@ def read_overlay(
         base = _BaseRows(connection, commit_id)
         shadowed = frozenset(shadowed_paths)
         shadowed_file_ids = base.file_ids(shadowed)
-        shadowed_nodes = base.nodes_of_files(shadowed_file_ids)
+        shadowed_rows = base.nodes_of_files(shadowed_file_ids)
+        shadowed_nodes = {node_id: name for node_id, name, _ in shadowed_rows}
         path_of = {record.file_id: record.path for record in files}
         language_of = {record.file_id: record.language for record in files}
         nodes = {
@@ -206,6 +209,7 @@ def read_overlay(
             shadowed_paths=frozenset(path for path in shadowed if path in base.paths()),
             shadowed_file_ids=shadowed_file_ids,
             shadowed_nodes=shadowed_nodes,
+            shadowed_definitions=Counter(name for _, name, is_module in shadowed_rows if not is_module),
             replaced_refs=tuple(sorted(replaced_refs)),
             files={record.path: record.language for record in files},
             nodes=nodes,
@@ -267,14 +271,16 @@ class _BaseRows:
     def node_count(self) -> int:
         return int(self._rows("SELECT count(*) FROM smartctx.nodes WHERE commit_id = %s")[0][0])
 
-    def nodes_of_files(self, file_ids: Sequence[int]) -> dict[int, str]:
-        return {
-            int(node_id): str(name)
-            for node_id, name in self._rows(
-                "SELECT node_id, name FROM smartctx.nodes WHERE commit_id = %s AND file_id = ANY(%s)",
+    def nodes_of_files(self, file_ids: Sequence[int]) -> list[tuple[int, str, bool]]:
+        """The definitions of these files: id, name and whether it is a module node."""
+        return [
+            (int(node_id), str(name), bool(is_module))
+            for node_id, name, is_module in self._rows(
+                "SELECT node_id, name, kind = 'module' FROM smartctx.nodes"
+                " WHERE commit_id = %s AND file_id = ANY(%s)",
                 list(file_ids),
             )
-        }
+        ]
 
     def ranks(self, node_ids: Iterable[int]) -> dict[int, float]:
         """The PageRank of these base definitions."""
