@@ -609,7 +609,7 @@ def _context_from_base(
         raise UserError("--base needs the PostgreSQL driver: pip install 'smartctx[team]'") from None
     reading = open_base(root, args.base, args.repository, is_source)
     try:
-        if reading.choice is None:
+        if not reading.answers or reading.choice is None:
             print(f"smartctx: {reading.fallback}", file=sys.stderr)
             return None
         with ExitStack() as stack:

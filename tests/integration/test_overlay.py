@@ -280,7 +280,18 @@ def test_edges_references_and_uses(
     local_in, local_complete = local.incoming_edges(local_ids, 1_000_000)
     assert shown_edges(merged, merged_in) == shown_edges(local, local_in)
     assert merged_complete and local_complete
+    # Cut short: the same number, and whether the list is whole (ids, and so which ones, differ).
+    for limit in (1, 3, 10):
+        cut, local_cut = merged.incoming_edges(merged_ids, limit), local.incoming_edges(local_ids, limit)
+        assert (len(cut[0]), cut[1]) == (len(local_cut[0]), local_cut[1]), limit
     for local_id, merged_id in pairs:
+        for limit in (1, 3):
+            assert len(merged.neighbours(merged_id, limit)) == len(local.neighbours(local_id, limit))
+            single_merged, single_local = (
+                merged.incoming_edges([merged_id], limit),
+                local.incoming_edges([local_id], limit),
+            )
+            assert (len(single_merged[0]), single_merged[1]) == (len(single_local[0]), single_local[1])
         local_uses, merged_uses = local.uses_of(local_id, 1000), merged.uses_of(merged_id, 1000)
         assert (merged_uses.count, merged_uses.files) == (local_uses.count, local_uses.files)
         assert sorted(merged_uses.top, key=repr) == sorted(local_uses.top, key=repr)

@@ -118,6 +118,9 @@ class Workspace:
         # One git blame at a time for hovers: a hover that moves over many files queues their
         # blames here instead of starting a git process per file at once.
         self._hover_history = ThreadPoolExecutor(max_workers=1, thread_name_prefix="smartctx-hover-history")
+        # Finding a folder's base and laying its local files over it (parsing them, reading the
+        # base): off the query threads, which keep answering meanwhile.
+        self._base_thread = ThreadPoolExecutor(max_workers=1, thread_name_prefix="smartctx-base")
         self._lock = threading.Lock()
         self._counters: dict[str, TokenCounter] = {}
 
@@ -145,7 +148,7 @@ class Workspace:
         if self._base is not None:
             self._tasks.keep(
                 f"looking for the published base of {root}",
-                self.query_threads.submit(self._find_base, folder),
+                self._base_thread.submit(self._find_base, folder),
             )
         return folder
 
@@ -166,6 +169,9 @@ class Workspace:
                 log.warning("no base for %s: %s", folder.root, error)
                 cover.close()
                 cover = None
+            except BaseException:
+                cover.close()
+                raise
         if folder not in self.folders:
             if cover is not None:
                 cover.close()
@@ -217,7 +223,7 @@ class Workspace:
             if relay:
                 self._tasks.keep(
                     f"laying the local files of {folder.root} over its base again",
-                    self.query_threads.submit(self._relay_base, folder),
+                    self._base_thread.submit(self._relay_base, folder),
                 )
         return cover
 
@@ -386,6 +392,7 @@ class Workspace:
                 folder.base.close()
         self.query_threads.shutdown(wait=False, cancel_futures=True)
         self._hover_history.shutdown(wait=False, cancel_futures=True)
+        self._base_thread.shutdown(wait=False, cancel_futures=True)
 
     def _route_id(self, folders: Sequence[Folder], wire_id: str) -> tuple[Folder, str]:
         if len(folders) == 1:

@@ -54,11 +54,16 @@ _USE_EDGE_KINDS = ["calls", "references"]
 
 @dataclass(frozen=True)
 class Hidden:
-    """Base rows an overlay (overlay.py) hides: edges out of or into its shadowed definitions, and
-    those of the references it resolved again. Sorted ids."""
+    """The base's edges an overlay (overlay.py) hides, by the rule that chose them rather than by
+    id (a branch that changes ``query.py`` resolves 23k of django's references again, and a list
+    that long sent with every query cost tens of milliseconds each): edges out of a definition of
+    a shadowed file, and the edges of every reference the overlay resolved again, which are those
+    whose key it affected and the non-import references of files whose imports it redirected.
+    (An edge into a shadowed definition is one of those: a reference's target bears its key.)"""
 
-    nodes: list[int]
-    refs: list[int]
+    files: list[int]
+    names: list[str]
+    redirected: list[int]
 
 
 @dataclass(frozen=True)
@@ -95,6 +100,10 @@ class BaseSnapshot:
         With ``hidden``, no query of edges, references or uses reads the edges it hides."""
         self._db = connection
         self._hidden = hidden
+        if hidden is not None:
+            # A prepared statement's generic plan takes an array parameter as unknown and tests it
+            # element by element on every row; planned with the values, PostgreSQL hashes it.
+            connection.prepare_threshold = None
         self._commit = commit
         self._id = commit.commit_id
         self._facts = facts if facts is not None else CommitFacts()
@@ -245,15 +254,20 @@ class BaseSnapshot:
             )
         }
 
-    def _visible(self, alias: str = "") -> tuple[str, tuple[Any, ...]]:
-        """A condition on an edge that leaves out what :class:`Hidden` hides, with its parameters."""
+    def _visible(self, edge: str = "edges") -> tuple[str, tuple[Any, ...]]:
+        """A condition on the edge ``edge`` (a table name or alias) that leaves out what
+        :class:`Hidden` hides, with its parameters: two lookups by primary key per edge read."""
         if self._hidden is None:
             return "", ()
-        edge = f"{alias}." if alias else ""
         return (
-            f" AND {edge}src_id <> ALL(%s) AND {edge}dst_id <> ALL(%s)"
-            f" AND ({edge}ref_id IS NULL OR {edge}ref_id <> ALL(%s))",
-            (self._hidden.nodes, self._hidden.nodes, self._hidden.refs),
+            " AND NOT EXISTS (SELECT 1 FROM smartctx.nodes hidden_node"
+            f" WHERE hidden_node.commit_id = {edge}.commit_id AND hidden_node.node_id = {edge}.src_id"
+            " AND hidden_node.file_id = ANY(%s))"
+            " AND NOT EXISTS (SELECT 1 FROM smartctx.refs hidden_ref"
+            f" WHERE hidden_ref.commit_id = {edge}.commit_id AND hidden_ref.ref_id = {edge}.ref_id"
+            " AND (hidden_ref.key = ANY(%s)"
+            " OR (hidden_ref.file_id = ANY(%s) AND hidden_ref.kind <> 'imports')))",
+            (self._hidden.files, self._hidden.names, self._hidden.redirected),
         )
 
     def _edges(self, query: str, *parameters: Any) -> list[EdgeRow]:

@@ -22,10 +22,11 @@ import heapq
 from collections import Counter, defaultdict
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import replace
+from operator import itemgetter
 from types import TracebackType
 from typing import TypeVar
 
-from smartctx.core.model import SymbolKind
+from smartctx.core.model import RefKind, SymbolKind
 from smartctx.store.snapshot import (
     EdgeRow,
     IndexStats,
@@ -42,13 +43,13 @@ from smartctx.store.snapshot import (
 from smartctx.team import lexical
 from smartctx.team.base_snapshot import BaseSnapshot
 from smartctx.team.lexical import Corpus, Postings
-from smartctx.team.overlay import NewEdge, Overlay
+from smartctx.team.overlay import NewEdge, Overlay, Place
 from smartctx.team.postings import Document
 
 Key = TypeVar("Key", int, str)
 
-_USE_EDGE_KINDS = frozenset({"calls", "references"})
-_CONTAINS = "contains"
+_USE_EDGE_KINDS = frozenset({RefKind.CALL.value, RefKind.REFERENCE.value})
+_CONTAINS = RefKind.CONTAINS.value
 
 
 class MergedReader:
@@ -68,6 +69,9 @@ class MergedReader:
         self._out: dict[int, list[NewEdge]] = defaultdict(list)
         self._in: dict[int, list[NewEdge]] = defaultdict(list)
         self._by_ref: dict[int, list[NewEdge]] = defaultdict(list)
+        self._refs_at: dict[Place, list[int]] = defaultdict(list)
+        for ref_id, place in overlay.places.items():
+            self._refs_at[place].append(ref_id)
         for added in overlay.edges:
             self._out[added.edge.src_id].append(added)
             self._in[added.edge.dst_id].append(added)
@@ -260,18 +264,20 @@ class MergedReader:
         )
         others = self.nodes({edge.dst_id for edge in added_out} | {edge.src_id for edge in added_in})
         where = {node.id: (node.path, int(node.kind is SymbolKind.MODULE)) for node in others}
-        merged_out = base_out + [
+        # Each half by the other end's id, as the base lists its own: the overlay's first.
+        merged_out = [
             Neighbour(edge.dst_id, edge.kind, edge.confidence, *where.get(edge.dst_id, (None, 0)))
             for edge in added_out
-        ]
-        merged_in = base_in + [
+        ] + base_out
+        merged_in = [
             Neighbour(edge.src_id, edge.kind, edge.confidence, *where.get(edge.src_id, (None, 0)))
             for edge in added_in
-        ]
-        return merged_out[:limit] + merged_in[:limit]
+        ] + base_in
+        by_end = itemgetter(0, 1)
+        return sorted(merged_out, key=by_end)[:limit] + sorted(merged_in, key=by_end)[:limit]
 
     def incoming_edges(self, node_ids: Sequence[int], limit: int) -> tuple[list[EdgeRow], bool]:
-        base, _ = self._base.incoming_edges([i for i in node_ids if i > 0], limit)
+        base, base_complete = self._base.incoming_edges([i for i in node_ids if i > 0], limit)
         strongest: dict[tuple[int, int, str], float] = {}
         for edge in [*base, *(a.edge for a in self._added(node_ids, out=False))]:
             if edge.kind == _CONTAINS:
@@ -281,7 +287,7 @@ class MergedReader:
         found = [
             EdgeRow(src, dst, kind, confidence) for (dst, src, kind), confidence in sorted(strongest.items())
         ]
-        return (found[:limit], False) if len(found) > limit else (found, True)
+        return (found[:limit], False) if len(found) > limit else (found, base_complete)
 
     def children(self, node_ids: Sequence[int]) -> list[int]:
         own = [a.edge.dst_id for a in self._added(node_ids, into=False) if a.edge.kind == _CONTAINS]
@@ -292,24 +298,23 @@ class MergedReader:
         if path not in self._shadowed and path not in self._overlay.files:
             for confidence, node in self._base.reference_answers(path, line, key):
                 strongest[node.id] = confidence
-        for ref_id, place in self._overlay.places.items():
-            if place.path == path and place.line == line and place.key == key:
-                for added in self._by_ref.get(ref_id, ()):
-                    dst = added.edge.dst_id
-                    strongest[dst] = max(strongest.get(dst, added.edge.confidence), added.edge.confidence)
+        for ref_id in self._refs_at.get(Place(path, line, key), ()):
+            for added in self._by_ref.get(ref_id, ()):
+                dst = added.edge.dst_id
+                strongest[dst] = max(strongest.get(dst, added.edge.confidence), added.edge.confidence)
         nodes = {node.id: node for node in self.nodes(strongest)}
         return [nodes[i] for i in sorted(strongest, key=lambda i: (-strongest[i], i)) if i in nodes]
 
     def uses_of(self, node_id: int, top: int) -> Uses:
         count, paths, ranked = self._base.ranked_uses(node_id, top) if node_id > 0 else (0, set(), [])
         added = [
-            a for a in self._in.get(node_id, ()) if a.edge.kind in _USE_EDGE_KINDS and a.ref_id is not None
+            (a.edge.src_id, self._overlay.places[a.ref_id])
+            for a in self._in.get(node_id, ())
+            if a.edge.kind in _USE_EDGE_KINDS and a.ref_id is not None
         ]
-        sources = {node.id: node for node in self.nodes(a.edge.src_id for a in added)}
-        for use in added:
-            source = sources[use.edge.src_id]
-            place = self._overlay.places[use.ref_id] if use.ref_id is not None else None
-            assert place is not None
+        sources = {node.id: node for node in self.nodes(src for src, _ in added)}
+        for src, place in added:
+            source = sources[src]
             count += 1
             paths.add(source.path)
             ranked.append((source.pagerank, Use(source.path, place.line, source.qualified_name)))

@@ -55,9 +55,14 @@ _IMPORTS = RefKind.IMPORT.value
 _CONTAINS = RefKind.CONTAINS.value
 
 
+# Where the overlay's ids start: below every base id (which are positive), and in the local index's
+# own order, so that ties broken by id fall as they would locally.
+OVERLAY_IDS_FROM = -(2**62)
+
+
 def overlay_id(local_id: int) -> int:
     """A row of the overlay's local index in the merged id space."""
-    return -local_id
+    return OVERLAY_IDS_FROM + local_id
 
 
 @dataclass(frozen=True, slots=True)
@@ -101,8 +106,12 @@ class Overlay:
     # module nodes (what definition_counts counts).
     shadowed_nodes: dict[int, str]
     shadowed_definitions: Counter[str]
-    # Base references in unshadowed files resolved again: their base edges no longer hold.
+    # Base references in unshadowed files resolved again: their base edges no longer hold. They are
+    # those whose key is one of ``affected_names`` and the non-import references of
+    # ``redirected_files``, base files whose imports now point elsewhere.
     replaced_refs: tuple[int, ...]
+    affected_names: tuple[str, ...]
+    redirected_files: tuple[int, ...]
     # The overlay's files: path -> language.
     files: dict[str, str]
     nodes: dict[int, NodeRow]
@@ -119,12 +128,12 @@ class Overlay:
     # Definitions folded into a holder: (name, line, holder id).
     folded: list[tuple[str, int, int]] = field(default_factory=list)
     # What the overlay's own rows and the base's rows it hides count towards the index's statistics.
-    counts: Counts = field(default_factory=lambda: Counts())
-    hidden: Counts = field(default_factory=lambda: Counts())
+    counts: Counts = field(default_factory=Counts)
+    hidden: Counts = field(default_factory=Counts)
 
     def hides(self) -> Hidden:
         """The base's edges this overlay hides (base_snapshot.py)."""
-        return Hidden(sorted(self.shadowed_nodes), list(self.replaced_refs))
+        return Hidden(list(self.shadowed_file_ids), list(self.affected_names), list(self.redirected_files))
 
 
 def read_overlay(
@@ -143,11 +152,12 @@ def read_overlay(
         refs = list(export.refs())
         folded = list(export.folded())
         words = list(export.search_words())
-    # One transaction, read-only: the commit's rows as one state, and no write whatever the role.
+    # One transaction that sees the commit's rows as one state, and writes nothing whatever the role.
     with connection.transaction():
-        connection.execute("SET TRANSACTION READ ONLY")
+        connection.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY")
         base = _BaseRows(connection, commit_id)
-        shadowed = frozenset(shadowed_paths)
+        # A file the overlay holds is never also the base's.
+        shadowed = frozenset(shadowed_paths) | {record.path for record in files}
         shadowed_file_ids = base.file_ids(shadowed)
         shadowed_rows = base.nodes_of_files(shadowed_file_ids)
         shadowed_nodes = {node_id: name for node_id, name, _ in shadowed_rows}
@@ -180,7 +190,7 @@ def read_overlay(
         ]
         resolved = _Resolution(base, shadowed_file_ids, nodes, {overlay_id(f.file_id): f.path for f in files})
         affected = {*shadowed_nodes.values(), *(node.name for node in nodes.values())}
-        new_edges, replaced_refs, base_places = resolved.run(overlay_refs, affected)
+        new_edges, replaced_refs, base_places, redirected = resolved.run(overlay_refs, affected)
         answered = {added.ref_id for added in new_edges}
         containment = [
             NewEdge(EdgeRow(overlay_id(e.src_id), overlay_id(e.dst_id), e.kind, e.confidence), None)
@@ -211,6 +221,8 @@ def read_overlay(
             shadowed_nodes=shadowed_nodes,
             shadowed_definitions=Counter(name for _, name, is_module in shadowed_rows if not is_module),
             replaced_refs=tuple(sorted(replaced_refs)),
+            affected_names=tuple(sorted(affected)),
+            redirected_files=tuple(redirected),
             files={record.path: record.language for record in files},
             nodes=nodes,
             edges=sorted(
@@ -503,8 +515,9 @@ class _Resolution:
 
     def run(
         self, overlay_refs: list[ReferenceRow], affected: set[str]
-    ) -> tuple[list[NewEdge], set[int], dict[int, Place]]:
-        """The overlay's edges, the base references they replace, and where those sit."""
+    ) -> tuple[list[NewEdge], set[int], dict[int, Place], list[int]]:
+        """The overlay's edges, the base references they replace, where those sit, and the base
+        files whose imports now point elsewhere."""
         base_refs = self._base.references(
             "key = ANY(%s) AND file_id <> ALL(%s)", sorted(affected), list(self._hidden)
         )
@@ -557,6 +570,7 @@ class _Resolution:
             ],
             replaced,
             places,
+            redirected,
         )
 
     def _imports_of(

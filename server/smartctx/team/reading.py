@@ -55,11 +55,16 @@ class BaseReading:
     # False when the server could not be reached or failed: a problem to tell, not a tree to index.
     reachable: bool = True
 
+    @property
+    def answers(self) -> bool:
+        """Whether the base answers (else ``fallback`` says why the local index does)."""
+        return self.fallback is None and self.choice is not None and self.connection is not None
+
     def reader(self, overlay_index: Path | None) -> BaseSnapshot | MergedReader:
         """The base as an index, with the overlay in the settled local index at ``overlay_index``
         (of ``choice.changed`` alone) laid over it; that index is needed whenever the work tree has
-        local files. Close the reader before this."""
-        assert self.choice is not None and self.connection is not None
+        local files. Close the reader before closing this."""
+        assert self.answers and self.choice is not None and self.connection is not None
         overlay = None if overlay_index is None else overlay_of(self.connection, self.choice, overlay_index)
         return read_base(self.connection, self.choice, overlay, CommitFacts())
 
@@ -161,7 +166,7 @@ class TeamBase:
         except PublishError as error:
             log.warning("no base for %s: %s", root, error)
             return None
-        if reading.choice is None or reading.connection is None:
+        if not reading.answers or reading.choice is None or reading.connection is None:
             log.log(
                 logging.INFO if reading.reachable else logging.WARNING,
                 "no base for %s: %s",
