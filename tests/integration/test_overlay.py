@@ -39,7 +39,7 @@ from smartctx.store.snapshot import EdgeRow, IndexSnapshot, NodeRow, SearchHit
 from smartctx.team.base import published_commits
 from smartctx.team.base_snapshot import BaseSnapshot
 from smartctx.team.database import READ_APPLICATION, connect, parse_url
-from smartctx.team.merged import MergedReader
+from smartctx.team.merged import MergedReader, PreparedOverlay
 from smartctx.team.overlay import Overlay, read_overlay
 
 REPOSITORY = "example.invalid/overlay"
@@ -144,7 +144,7 @@ def readers(
         partial.path,
         [CHANGED, ADDED, ADDED_NEXT_TO_MAIN[0], DELETED, DELETED_HELPERS],
     )
-    merged = MergedReader(BaseSnapshot(connection, commit, hidden=overlay.hides()), overlay)
+    merged = MergedReader(BaseSnapshot(connection, commit, hidden=overlay.hides()), PreparedOverlay(overlay))
     local = whole.snapshot()
     yield local, merged, overlay
     local.close()

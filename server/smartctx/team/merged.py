@@ -21,10 +21,10 @@ from __future__ import annotations
 import heapq
 from collections import Counter, defaultdict
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import replace
+from dataclasses import dataclass, field, replace
 from operator import itemgetter
 from types import TracebackType
-from typing import TypeVar
+from typing import Generic, TypeVar
 
 from smartctx.core.model import RefKind, SymbolKind
 from smartctx.store.snapshot import (
@@ -52,34 +52,62 @@ _USE_EDGE_KINDS = frozenset({RefKind.CALL.value, RefKind.REFERENCE.value})
 _CONTAINS = RefKind.CONTAINS.value
 
 
+class PreparedOverlay:
+    """An overlay with the lookups every read of it asks, built once: a server reads one overlay
+    for many requests."""
+
+    def __init__(self, overlay: Overlay) -> None:
+        self.overlay = overlay
+        self.by_name: dict[str, list[NodeRow]] = defaultdict(list)
+        self.by_path: dict[str, list[NodeRow]] = defaultdict(list)
+        for node in sorted(overlay.nodes.values(), key=lambda node: node.id):
+            self.by_name[node.name].append(node)
+            self.by_path[node.path].append(node)
+        self.out: dict[int, list[NewEdge]] = defaultdict(list)
+        self.into: dict[int, list[NewEdge]] = defaultdict(list)
+        self.by_ref: dict[int, list[NewEdge]] = defaultdict(list)
+        for added in overlay.edges:
+            self.out[added.edge.src_id].append(added)
+            self.into[added.edge.dst_id].append(added)
+            if added.ref_id is not None:
+                self.by_ref[added.ref_id].append(added)
+        self.refs_at: dict[Place, list[int]] = defaultdict(list)
+        for ref_id, place in overlay.places.items():
+            self.refs_at[place].append(ref_id)
+        self.symbols: _Side[int] = _side(
+            lexical.SYMBOL_POSTINGS,
+            0,
+            overlay.symbol_documents,
+            sorted(overlay.shadowed_nodes),
+            overlay.shadowed_symbol_words,
+        )
+        self.files: _Side[str] = _side(
+            lexical.FILE_POSTINGS,
+            1,
+            overlay.file_documents,
+            list(overlay.shadowed_file_ids),
+            overlay.shadowed_file_words,
+        )
+        # The merged tree's paths, once a read has listed them (the base's never change).
+        self.paths: list[str] | None = None
+        self.paths_by_name: dict[str, list[str]] | None = None
+
+
 class MergedReader:
     """Read-only queries over a base snapshot with an overlay laid on it. Closing it closes the
     base snapshot."""
 
-    def __init__(self, base: BaseSnapshot, overlay: Overlay) -> None:
+    def __init__(self, base: BaseSnapshot, prepared: PreparedOverlay) -> None:
         """``base`` must hide what the overlay hides (``BaseSnapshot(…, hidden=overlay.hides())``)."""
+        overlay = prepared.overlay
         self._base = base
+        self._prepared = prepared
         self._overlay = overlay
         self._shadowed = overlay.shadowed_paths
-        self._by_name: dict[str, list[NodeRow]] = defaultdict(list)
-        self._by_path: dict[str, list[NodeRow]] = defaultdict(list)
-        for node in sorted(overlay.nodes.values(), key=lambda node: node.id):
-            self._by_name[node.name].append(node)
-            self._by_path[node.path].append(node)
-        self._out: dict[int, list[NewEdge]] = defaultdict(list)
-        self._in: dict[int, list[NewEdge]] = defaultdict(list)
-        self._by_ref: dict[int, list[NewEdge]] = defaultdict(list)
-        self._refs_at: dict[Place, list[int]] = defaultdict(list)
-        for ref_id, place in overlay.places.items():
-            self._refs_at[place].append(ref_id)
-        for added in overlay.edges:
-            self._out[added.edge.src_id].append(added)
-            self._in[added.edge.dst_id].append(added)
-            if added.ref_id is not None:
-                self._by_ref[added.ref_id].append(added)
-        self._paths: list[str] | None = None
-        self._paths_by_name: dict[str, list[str]] | None = None
-        self._counted: dict[int, dict[str, int]] = {}
+        self._by_name, self._by_path = prepared.by_name, prepared.by_path
+        self._out, self._in, self._by_ref = prepared.out, prepared.into, prepared.by_ref
+        self._refs_at = prepared.refs_at
+        self._symbols, self._files = prepared.symbols, prepared.files
 
     def __enter__(self) -> MergedReader:
         return self
@@ -130,10 +158,10 @@ class MergedReader:
         return len(self.file_paths())
 
     def file_paths(self) -> list[str]:
-        if self._paths is None:
+        if self._prepared.paths is None:
             kept = (path for path in self._base.file_paths() if path not in self._shadowed)
-            self._paths = sorted([*kept, *self._overlay.files])
-        return self._paths
+            self._prepared.paths = sorted([*kept, *self._overlay.files])
+        return self._prepared.paths
 
     def nodes(self, node_ids: Iterable[int]) -> list[NodeRow]:
         ids = set(node_ids)
@@ -200,9 +228,9 @@ class MergedReader:
         return self._visible(self._base.nodes_at(path, qualified_name))
 
     def paths_ending_with(self, suffix: str) -> list[str]:
-        if self._paths_by_name is None:
-            self._paths_by_name = paths_by_file_name(self.file_paths())
-        return paths_with_suffix(self._paths_by_name, suffix)
+        if self._prepared.paths_by_name is None:
+            self._prepared.paths_by_name = paths_by_file_name(self.file_paths())
+        return paths_with_suffix(self._prepared.paths_by_name, suffix)
 
     def top_definitions(self, paths: Iterable[str], per_file: int) -> dict[str, list[NodeRow]]:
         wanted = set(paths)
@@ -330,61 +358,32 @@ class MergedReader:
         return common_cutoff_for(self.row_count())
 
     def document_counts(self, terms: Iterable[str], at_most: int) -> dict[str, int]:
-        frequencies = self._frequencies(
-            lexical.SYMBOL_POSTINGS, terms, self._overlay.symbol_documents.values()
-        )
+        frequencies = self._frequencies(self._symbols, terms)
         return {term: min(at_most, count) for term, count in sorted(frequencies.items()) if count}
 
-    def _frequencies(
-        self, postings: Postings, terms: Iterable[str], documents: Iterable[Document]
-    ) -> dict[str, int]:
+    def _frequencies(self, side: _Side[Key], terms: Iterable[str]) -> dict[str, int]:
         """How many documents of the merged corpus hold each term (memoised: a request counts its
         terms to choose them, then to weigh them)."""
-        memo = self._counted.setdefault(id(postings), {})
-        wanted = set(terms) - memo.keys()
+        wanted = set(terms) - side.counted.keys()
         if wanted:
-            found = {term: 0 for term in wanted}
+            found = {term: len(side.by_term.get(term, ())) for term in wanted}
             for term, (total, among) in self._base.term_frequencies(
-                postings, wanted, self._hidden_documents(postings)
+                side.postings, wanted, side.hidden
             ).items():
-                found[term] = total - among
-            for document in documents:
-                for term in wanted & document.frequencies.keys():
-                    found[term] += 1
-            memo.update(found)
-        return {term: memo[term] for term in set(terms)}
+                found[term] += total - among
+            side.counted.update(found)
+        return {term: side.counted[term] for term in set(terms)}
 
-    def _hidden_documents(self, postings: Postings) -> Sequence[int]:
-        if postings is lexical.SYMBOL_POSTINGS:
-            return sorted(self._overlay.shadowed_nodes)
-        return list(self._overlay.shadowed_file_ids)
-
-    def _weights(
-        self, postings: Postings, terms: Mapping[str, int], documents: Iterable[Document]
-    ) -> tuple[dict[str, float], float]:
+    def _weights(self, side: _Side[Key], terms: Mapping[str, int]) -> tuple[dict[str, float], float]:
         """Each term's BM25 weight (boost * idf * (1 + K1)) in the merged corpus, and its average
         document length."""
-        base_symbols, base_files = self._base.corpora()
-        overlay = self._overlay
-        listed = list(documents)
-        if postings is lexical.SYMBOL_POSTINGS:
-            base, hidden, hidden_words = (
-                base_symbols,
-                len(overlay.shadowed_nodes),
-                overlay.shadowed_symbol_words,
-            )
-        else:
-            base, hidden, hidden_words = (
-                base_files,
-                len(overlay.shadowed_file_ids),
-                overlay.shadowed_file_words,
-            )
+        base = self._base.corpora()[side.corpus]
         corpus = Corpus(
-            base.documents - hidden + len(listed), base.words - hidden_words + sum(d.length for d in listed)
+            base.documents - len(side.hidden) + side.documents, base.words - side.hidden_words + side.words
         )
         if not corpus.words:
             return {}, 0.0
-        frequencies = self._frequencies(postings, terms, listed)
+        frequencies = self._frequencies(side, terms)
         weights = {
             term: boost * lexical.idf(corpus.documents, frequencies[term]) * (1 + lexical.K1)
             for term, boost in terms.items()
@@ -394,39 +393,36 @@ class MergedReader:
 
     def _top(
         self,
-        postings: Postings,
+        side: _Side[Key],
         terms: Mapping[str, int],
-        documents: Mapping[Key, Document],
         limit: int,
         keys_of: Callable[[list[int]], Mapping[int, Key]],
     ) -> list[tuple[Key, float]]:
         """The ``limit`` best documents of base and overlay, best first, ties by key: the base's by
-        ``keys_of`` their ids, the overlay's by their keys in ``documents``."""
-        weights, average = self._weights(postings, terms, documents.values())
+        ``keys_of`` their ids, the overlay's by their own keys."""
+        weights, average = self._weights(side, terms)
         if limit <= 0 or not weights:
             return []
-        base = self._base.top_weighted(postings, weights, average, self._hidden_documents(postings), limit)
+        base = self._base.top_weighted(side.postings, weights, average, side.hidden, limit)
         keys = keys_of([row_id for row_id, _ in base])
-        hits = [(keys[row_id], score) for row_id, score in base] + _scored(documents, weights, average)
+        scores: dict[Key, float] = defaultdict(float)
+        for term, weight in weights.items():
+            for key, frequency, norm in side.by_term.get(term, ()):
+                scores[key] += lexical.bm25(weight, frequency, norm, average)
+        hits = [(keys[row_id], score) for row_id, score in base] + list(scores.items())
         hits.sort(key=lambda hit: (-_rounded(hit[1]), hit[0]))
         return hits[:limit]
 
     def search(self, weighted_terms: Mapping[str, int], limit: int) -> list[SearchHit]:
         terms = chosen_terms(weighted_terms, False, self.common_cutoff(), self.document_counts)
         hits = self._top(
-            lexical.SYMBOL_POSTINGS,
-            terms,
-            self._overlay.symbol_documents,
-            limit,
-            lambda node_ids: {node_id: node_id for node_id in node_ids},
+            self._symbols, terms, limit, lambda node_ids: {node_id: node_id for node_id in node_ids}
         )
         return [SearchHit(node_id, score) for node_id, score in hits]
 
     def search_files(self, weighted_terms: Mapping[str, int], limit: int) -> list[tuple[str, float]]:
         terms = chosen_terms(weighted_terms, True, self.common_cutoff(), self.document_counts)
-        hits = self._top(
-            lexical.FILE_POSTINGS, terms, self._overlay.file_documents, limit, self._base.paths_by_file_id
-        )
+        hits = self._top(self._files, terms, limit, self._base.paths_by_file_id)
         return sorted(hits, key=lambda hit: (-hit[1], hit[0]))
 
 
@@ -435,21 +431,30 @@ def _rounded(score: float) -> int:
     return round(score * 10.0**lexical.SCORE_PLACES)
 
 
-def _scored(
-    documents: Mapping[Key, Document], weights: Mapping[str, float], average: float
-) -> list[tuple[Key, float]]:
-    """The documents holding any of the weighted terms, each with its BM25 score."""
-    found: list[tuple[Key, float]] = []
+@dataclass(frozen=True)
+class _Side(Generic[Key]):
+    """One kind of the overlay's documents (definitions or files) for lexical search: by term, each
+    document holding it with the term's frequency and the document's norm; and what the base's
+    shadowed documents of that kind count."""
+
+    postings: Postings
+    # Which of the base's corpora (BaseSnapshot.corpora) the kind is.
+    corpus: int
+    by_term: dict[str, list[tuple[Key, int, int]]]
+    documents: int
+    words: int
+    hidden: list[int]
+    hidden_words: int
+    # Document frequencies in the merged corpus, by term, as counted so far.
+    counted: dict[str, int] = field(default_factory=dict)
+
+
+def _side(
+    postings: Postings, corpus: int, documents: Mapping[Key, Document], hidden: list[int], hidden_words: int
+) -> _Side[Key]:
+    by_term: dict[str, list[tuple[Key, int, int]]] = defaultdict(list)
     for key, document in documents.items():
-        held = weights.keys() & document.frequencies.keys()
-        if held:
-            found.append(
-                (
-                    key,
-                    sum(
-                        lexical.bm25(weights[t], document.frequencies[t], document.norm, average)
-                        for t in held
-                    ),
-                )
-            )
-    return found
+        for term, frequency in document.frequencies.items():
+            by_term[term].append((key, frequency, document.norm))
+    words = sum(document.length for document in documents.values())
+    return _Side(postings, corpus, dict(by_term), len(documents), words, hidden, hidden_words)

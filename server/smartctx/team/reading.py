@@ -30,7 +30,7 @@ from smartctx.team.base import SHORT_SHA, BaseChoice, PublishedCommit, choose_ba
 from smartctx.team.base_snapshot import BaseSnapshot, CommitFacts
 from smartctx.team.checkout import repository_identity
 from smartctx.team.database import READ_APPLICATION, DatabaseAddress, connect, parse_url, reported
-from smartctx.team.merged import MergedReader
+from smartctx.team.merged import MergedReader, PreparedOverlay
 from smartctx.team.overlay import Overlay, read_overlay
 
 # Local files a message names before it counts the rest.
@@ -65,7 +65,11 @@ class BaseReading:
         (of ``choice.changed`` alone) laid over it; that index is needed whenever the work tree has
         local files. Close the reader before closing this."""
         assert self.answers and self.choice is not None and self.connection is not None
-        overlay = None if overlay_index is None else overlay_of(self.connection, self.choice, overlay_index)
+        overlay = (
+            None
+            if overlay_index is None
+            else PreparedOverlay(overlay_of(self.connection, self.choice, overlay_index))
+        )
         return read_base(self.connection, self.choice, overlay, CommitFacts())
 
     def close(self) -> None:
@@ -86,14 +90,19 @@ def overlay_of(
 
 
 def read_base(
-    connection: psycopg.Connection[TupleRow], choice: BaseChoice, overlay: Overlay | None, facts: CommitFacts
+    connection: psycopg.Connection[TupleRow],
+    choice: BaseChoice,
+    overlay: PreparedOverlay | None,
+    facts: CommitFacts,
 ) -> BaseSnapshot | MergedReader:
     """A read of the base in one transaction, with the overlay of the local files laid over it."""
     if overlay is None:
         if choice.local_files:
             raise ValueError(f"{choice.stamp()}: the local files need an overlay")
         return BaseSnapshot(connection, choice.commit, facts)
-    return MergedReader(BaseSnapshot(connection, choice.commit, facts, hidden=overlay.hides()), overlay)
+    return MergedReader(
+        BaseSnapshot(connection, choice.commit, facts, hidden=overlay.overlay.hides()), overlay
+    )
 
 
 def open_base(root: Path, url: str, repository: str | None, is_source: Callable[[str], bool]) -> BaseReading:
@@ -187,7 +196,7 @@ class PublishedCover:
     ):
         self._address = address
         self.choice = choice
-        self._overlay: Overlay | None = None
+        self._overlay: PreparedOverlay | None = None
         self._local = choice.local_files
         self._facts = CommitFacts()
         self._lock = threading.Lock()
@@ -204,7 +213,7 @@ class PublishedCover:
 
     def lay_over(self, overlay_index: Path, paths: Sequence[str]) -> None:
         with self._connection() as connection:
-            self._overlay = overlay_of(connection, self.choice, overlay_index, paths)
+            self._overlay = PreparedOverlay(overlay_of(connection, self.choice, overlay_index, paths))
         self._local = len({*self.choice.changed, *self.choice.deleted, *paths})
 
     @contextmanager
