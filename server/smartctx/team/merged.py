@@ -358,8 +358,20 @@ class MergedReader:
         return common_cutoff_for(self.row_count())
 
     def document_counts(self, terms: Iterable[str], at_most: int) -> dict[str, int]:
-        frequencies = self._frequencies(self._symbols, terms)
-        return {term: min(at_most, count) for term, count in sorted(frequencies.items()) if count}
+        side = self._symbols
+        wanted = set(terms)
+        # Counted only as far as it takes: past ``at_most`` once the hidden documents are taken off.
+        capped = self._base.term_frequencies(
+            side.postings, wanted - side.counted.keys(), side.hidden, at_most + len(side.hidden)
+        )
+        counts: dict[str, int] = {}
+        for term in wanted:
+            if term in side.counted:
+                counts[term] = side.counted[term]
+            else:
+                total, among = capped.get(term, (0, 0))
+                counts[term] = total - among + len(side.by_term.get(term, ()))
+        return {term: min(at_most, count) for term, count in sorted(counts.items()) if count}
 
     def _frequencies(self, side: _Side[Key], terms: Iterable[str]) -> dict[str, int]:
         """How many documents of the merged corpus hold each term (memoised: a request counts its
