@@ -371,3 +371,17 @@ def test_the_overlay_s_pagerank_is_estimated_near_the_local_index_s(
 
 def _ranks(reader: IndexReader, node_ids: list[int]) -> dict[Identity, float]:
     return {(n.path, n.qualified_name, n.start_line): n.pagerank for n in reader.nodes(node_ids)}
+
+
+def test_document_counts_stop_at_the_cap_as_the_local_index(
+    readers: tuple[IndexSnapshot, MergedReader, Overlay],
+) -> None:
+    """A term the base holds in more documents than the cap and the shadowed ones together is not
+    counted in full (that was most of a django request's time); every count is still the local
+    index's, for common terms, terms only the overlay holds and terms only shadowed rows held."""
+    local, merged, overlay = readers
+    terms = ["self", "return", "node", "score", "lines", "line", "share", "grouped", "fitted", "breadcrumb"]
+    enough = 1 + len(overlay.shadowed_nodes)
+    assert any(count >= enough for count in local.document_counts(terms, enough).values())
+    for at_most in (1, 2, 5, 10, 50, 1_000_000):
+        assert merged.document_counts(terms, at_most) == local.document_counts(terms, at_most), at_most

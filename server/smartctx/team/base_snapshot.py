@@ -393,15 +393,10 @@ class BaseSnapshot:
         return searched.symbols, searched.files
 
     def term_frequencies(
-        self,
-        postings: lexical.Postings,
-        terms: Iterable[str],
-        hidden: Sequence[int],
-        at_most: int | None = None,
+        self, postings: lexical.Postings, terms: Iterable[str], hidden: Sequence[int]
     ) -> dict[str, tuple[int, int]]:
-        """How many documents hold each term (at most ``at_most``), and how many of those are
-        ``hidden`` (ids)."""
-        return lexical.term_frequencies(self._db, postings, self._id, terms, hidden, at_most)
+        """How many documents hold each term, and how many of those are ``hidden`` (ids)."""
+        return lexical.term_frequencies(self._db, postings, self._id, terms, hidden)
 
     def top_weighted(
         self,

@@ -201,19 +201,11 @@ def bm25(weight: float, frequency: int, norm: int, average: float) -> float:
 
 # The documents of a commit holding each term, and how many of them are among some left out (an
 # overlay's shadowed ones).
-# The count stops at ``at_most`` postings when one is given (a term only told rare from common); the
-# hidden ones are looked up by the postings' key.
 _FREQUENCIES_SQL = """
-SELECT q.term, (
-    SELECT count(*) FROM (
-        SELECT 1 FROM smartctx.{postings} p
-        WHERE p.commit_id = %(commit)s AND p.term = q.term LIMIT %(at_most)s
-    ) AS found
-), (
-    SELECT count(*) FROM smartctx.{postings} p
-    WHERE p.commit_id = %(commit)s AND p.term = q.term AND p.{id} = ANY(%(hidden)s)
-)
-FROM unnest(%(terms)s::text[]) AS q (term)
+SELECT p.term, count(*), count(*) FILTER (WHERE p.{id} = ANY(%(hidden)s))
+FROM smartctx.{postings} p
+WHERE p.commit_id = %(commit)s AND p.term = ANY(%(terms)s)
+GROUP BY p.term
 """
 # The top documents for terms whose weights the caller gives, leaving some documents out.
 _TOP_WEIGHTED_SQL = """
@@ -254,18 +246,15 @@ def term_frequencies(
     commit_id: int,
     terms: Iterable[str],
     hidden: Sequence[int],
-    at_most: int | None = None,
 ) -> dict[str, tuple[int, int]]:
-    """For each term some document holds: how many hold it (at most ``at_most`` when given), and how
-    many of those are ``hidden``."""
+    """For each term some document holds: how many hold it, and how many of those are ``hidden``."""
     wanted = sorted(set(terms))
     if not wanted:
         return {}
     rows = connection.execute(
-        postings.frequencies,
-        {"commit": commit_id, "terms": wanted, "hidden": list(hidden), "at_most": at_most},
+        postings.frequencies, {"commit": commit_id, "terms": wanted, "hidden": list(hidden)}
     )
-    return {str(term): (int(count), int(among)) for term, count, among in rows if count}
+    return {str(term): (int(count), int(among)) for term, count, among in rows}
 
 
 def top_weighted(
