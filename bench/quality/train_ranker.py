@@ -44,7 +44,7 @@ import numpy as np
 from scipy.optimize import minimize
 
 from bench.datasets import NEVER_TRAIN
-from bench.quality.commit_tasks import DEV_REPOS, TRAIN_REPOS, never_train
+from bench.quality.commit_tasks import DEV_REPOS, DEV_WIDE_REPOS, TRAIN_REPOS, never_train
 from bench.quality.swebench import format_table
 from smartctx.retrieval.files import FILE_SIGNALS, FURTHER_DEFINITIONS
 from smartctx.retrieval.rank_model import MODEL_FORMAT, RankModel
@@ -127,11 +127,11 @@ def _matrix(signals: Sequence[Mapping[str, float]], names: Sequence[str]) -> np.
 
 
 def read_never_train(path: Path) -> frozenset[str]:
-    """The evaluation repositories (with the dev set's, which the list includes anyway); training
+    """The evaluation repositories (with the dev sets', which the list may not hold); training
     without the list is refused, where ``commit_tasks.never_train`` reads a missing one as empty."""
     if not path.exists():
         raise SystemExit(f"no {path}: the list of evaluation repositories is needed to train safely")
-    return never_train(path) | {repo.name.lower() for repo in DEV_REPOS}
+    return never_train(path) | {repo.name.lower() for repo in (*DEV_REPOS, *DEV_WIDE_REPOS)}
 
 
 def is_gold_definition(item: Mapping[str, Any]) -> bool:

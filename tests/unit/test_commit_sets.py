@@ -71,3 +71,22 @@ def test_each_set_has_its_own_files(bench: tuple[ModuleType, ModuleType]) -> Non
     extract = commits.parse_args(["extract", "--set", "train", "--repo", "click,sidekiq/sidekiq"])
     assert [repo.name for repo in commits.selected_repos(extract)] == ["pallets/click", "sidekiq/sidekiq"]
     assert commits.parse_args(["coverage"]).coverage_out == BENCH_DIR / "out" / "commits_parser_coverage.json"
+
+
+def test_the_wide_dev_set_is_apart_from_the_others(bench: tuple[ModuleType, ModuleType]) -> None:
+    commit_tasks, commits = bench
+    wide = [repo.name.lower() for repo in commit_tasks.DEV_WIDE_REPOS]
+    assert len(wide) == len(set(wide))
+    assert {repo.language for repo in commit_tasks.DEV_WIDE_REPOS} == {"rust", "typescript"}
+    others = (*commit_tasks.DEV_REPOS, *commit_tasks.TRAIN_REPOS)
+    assert not set(wide) & {repo.name.lower() for repo in others}
+    assert not set(wide) & commit_tasks.never_train()
+    # Never trained on, and the dev set's own 280 tasks keep their repositories.
+    assert commit_tasks.forbidden_for_training(commit_tasks.DEV_WIDE_REPOS, Path("/nonexistent")) == [
+        repo.name for repo in commit_tasks.DEV_WIDE_REPOS
+    ]
+    assert len(commit_tasks.DEV_REPOS) == 14
+    wide_args = commits.parse_args(["run", "--set", "dev-wide"])
+    assert wide_args.data == BENCH_DIR / "out" / "devwide_tasks.jsonl"
+    assert wide_args.repos_dir == Path("/work/benchrepos/devwide-repos")
+    assert wide_args.index_root == Path("/work/benchrepos/devwide-index")
