@@ -70,8 +70,7 @@ def postgres() -> Iterator[postgres_server.PostgresServer]:
 _database_numbers = itertools.count(1)
 
 
-@pytest.fixture
-def postgres_url(postgres: postgres_server.PostgresServer) -> Iterator[str]:
+def _new_database(postgres: postgres_server.PostgresServer) -> Iterator[str]:
     """The URL of a new, empty database on the session's server, as its superuser; dropped after."""
     import psycopg
 
@@ -81,3 +80,15 @@ def postgres_url(postgres: postgres_server.PostgresServer) -> Iterator[str]:
     yield postgres.url(name)
     with psycopg.connect(postgres.url(), autocommit=True) as connection:
         connection.execute(f"DROP DATABASE {name} WITH (FORCE)")
+
+
+@pytest.fixture
+def postgres_url(postgres: postgres_server.PostgresServer) -> Iterator[str]:
+    """A new, empty database for one test."""
+    yield from _new_database(postgres)
+
+
+@pytest.fixture(scope="module")
+def postgres_url_module(postgres: postgres_server.PostgresServer) -> Iterator[str]:
+    """A new, empty database that a module's tests share (one published commit, say)."""
+    yield from _new_database(postgres)

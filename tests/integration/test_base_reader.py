@@ -107,18 +107,6 @@ def stores(index_path: Path, postgres_url_module: str) -> Iterator[tuple[IndexSn
 
 
 @pytest.fixture(scope="module")
-def postgres_url_module(postgres: Any) -> Iterator[str]:
-    """A database of the session's server for this module's tests, which share one published commit."""
-    import psycopg
-
-    with psycopg.connect(postgres.url(), autocommit=True) as connection:
-        connection.execute("CREATE DATABASE reader_queries")
-    yield postgres.url("reader_queries")
-    with psycopg.connect(postgres.url(), autocommit=True) as connection:
-        connection.execute("DROP DATABASE reader_queries WITH (FORCE)")
-
-
-@pytest.fixture(scope="module")
 def samples(stores: tuple[IndexSnapshot, BaseSnapshot], index_path: Path) -> dict[str, Any]:
     """Arguments drawn from the local index: definitions, names, paths, a resolved reference."""
     local, _ = stores

@@ -87,17 +87,6 @@ def grouped(pairs):
 Identity = tuple[str, str, int]
 
 
-@pytest.fixture(scope="module")
-def postgres_url_module(postgres: Any) -> Iterator[str]:
-    import psycopg
-
-    with psycopg.connect(postgres.url(), autocommit=True) as connection:
-        connection.execute("CREATE DATABASE overlay_queries")
-    yield postgres.url("overlay_queries")
-    with psycopg.connect(postgres.url(), autocommit=True) as connection:
-        connection.execute("DROP DATABASE overlay_queries WITH (FORCE)")
-
-
 def branch(repo: Repo) -> None:
     """The branch's three changes, left in the work tree as an editor has them."""
     score = (repo.root / CHANGED).read_text()

@@ -263,22 +263,15 @@ class MergedReader:
 
     # Edges
 
-    def _added(self, node_ids: Iterable[int], *, out: bool = True, into: bool = True) -> list[NewEdge]:
-        found: list[NewEdge] = []
-        for node_id in set(node_ids):
-            if out:
-                found.extend(self._out.get(node_id, ()))
-            if into:
-                found.extend(
-                    added
-                    for added in self._in.get(node_id, ())
-                    if not (out and added.edge.dst_id == added.edge.src_id)
-                )
-        return found
+    def _added(self, by_end: Mapping[int, list[NewEdge]], node_ids: Iterable[int]) -> list[NewEdge]:
+        """The overlay's edges out of (``self._out``) or into (``self._in``) any of these nodes."""
+        return [added for node_id in set(node_ids) for added in by_end.get(node_id, ())]
 
     def edges_touching(self, node_ids: Sequence[int]) -> list[EdgeRow]:
         found = set(self._base.edges_touching([i for i in node_ids if i > 0]))
-        found.update(added.edge for added in self._added(node_ids))
+        found.update(
+            added.edge for added in [*self._added(self._out, node_ids), *self._added(self._in, node_ids)]
+        )
         return sorted(found, key=lambda edge: (edge.src_id, edge.dst_id, edge.kind))
 
     def neighbours(self, node_id: int, limit: int) -> list[Neighbour]:
@@ -307,7 +300,7 @@ class MergedReader:
     def incoming_edges(self, node_ids: Sequence[int], limit: int) -> tuple[list[EdgeRow], bool]:
         base, base_complete = self._base.incoming_edges([i for i in node_ids if i > 0], limit)
         strongest: dict[tuple[int, int, str], float] = {}
-        for edge in [*base, *(a.edge for a in self._added(node_ids, out=False))]:
+        for edge in [*base, *(a.edge for a in self._added(self._in, node_ids))]:
             if edge.kind == _CONTAINS:
                 continue
             key = (edge.dst_id, edge.src_id, edge.kind)
@@ -318,7 +311,7 @@ class MergedReader:
         return (found[:limit], False) if len(found) > limit else (found, base_complete)
 
     def children(self, node_ids: Sequence[int]) -> list[int]:
-        own = [a.edge.dst_id for a in self._added(node_ids, into=False) if a.edge.kind == _CONTAINS]
+        own = [a.edge.dst_id for a in self._added(self._out, node_ids) if a.edge.kind == _CONTAINS]
         return sorted([*own, *self._base.children([i for i in node_ids if i > 0])])
 
     def reference_targets(self, path: str, line: int, key: str) -> list[NodeRow]:
