@@ -23,12 +23,13 @@ import shutil
 import statistics
 import tempfile
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
-from tests.postgres_server import start
+from tests.postgres_server import PostgresServer, start
 
 from bench.datasets import OUT_DIR, SWE_LITE, problem_statements
 from bench.latency.pg_search import COMMIT, publish_index, uptime
@@ -67,19 +68,11 @@ def main() -> None:
     root = args.root.resolve()
     tasks = problem_statements(args.repo, args.data)
     load_before = uptime()
-    with tempfile.TemporaryDirectory(prefix="smartctx-base-perf-") as temp:
-        index_dir = Path(temp) / "index"
-        if args.index_dir is not None:
-            shutil.copytree(args.index_dir, index_dir)
-        indexed_store(root, index_dir).close()
-        server = start()
-        try:
-            publish_s, commit_id, _ = publish_index(server, root, index_dir / INDEX_FILE_NAME)
-            print(f"published in {publish_s:.1f} s")
-            commit = PublishedCommit(commit_id, COMMIT, datetime.now(timezone.utc))
-            rows = measure(root, index_dir / INDEX_FILE_NAME, server.url(), commit, tasks, args)
-        finally:
-            server.stop()
+    with (
+        tempfile.TemporaryDirectory(prefix="smartctx-base-perf-") as temp,
+        published(root, Path(temp) / "index", args.index_dir) as (server, commit),
+    ):
+        rows = measure(root, Path(temp) / "index" / INDEX_FILE_NAME, server.url(), commit, tasks, args)
     report(rows, len(tasks))
     print(f"load: before {load_before}; after {uptime()}")
     args.json.parent.mkdir(parents=True, exist_ok=True)
@@ -90,6 +83,24 @@ def main() -> None:
         )
     )
     print(f"written: {args.json}")
+
+
+@contextmanager
+def published(
+    root: Path, index_dir: Path, copied_from: Path | None
+) -> Iterator[tuple[PostgresServer, PublishedCommit]]:
+    """``root``'s index at ``index_dir`` (a copy of ``copied_from`` brought up to date, or one
+    built) published as one commit to a throw-away PostgreSQL server, stopped afterwards."""
+    if copied_from is not None:
+        shutil.copytree(copied_from, index_dir)
+    indexed_store(root, index_dir).close()
+    server = start()
+    try:
+        publish_s, commit_id, _ = publish_index(server, root, index_dir / INDEX_FILE_NAME)
+        print(f"published in {publish_s:.1f} s")
+        yield server, PublishedCommit(commit_id, COMMIT, datetime.now(timezone.utc))
+    finally:
+        server.stop()
 
 
 def measure(

@@ -46,15 +46,12 @@ from collections import Counter, defaultdict
 from collections.abc import Callable, Iterator
 from contextlib import closing, contextmanager
 from dataclasses import dataclass
-from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
-from tests.postgres_server import start
-
 from bench.datasets import OUT_DIR, SWE_LITE, problem_statements
-from bench.latency.base_perf import _wire, _without_scores
-from bench.latency.pg_search import COMMIT, publish_index, uptime
+from bench.latency.base_perf import _wire, _without_scores, published
+from bench.latency.pg_search import uptime
 from bench.repository import git, indexed_store
 from bench.stats import median_and_p95, percentile
 from smartctx.core.context import ContextOptions, ContextPack, ContextRequest
@@ -139,14 +136,7 @@ def main() -> None:
         shutil.copytree(root, tree, symlinks=True)
         base_sha = git(tree, "rev-parse", "HEAD").strip()
         base_index = Path(temp) / "base-index"
-        if args.index_dir is not None:
-            shutil.copytree(args.index_dir, base_index)
-        indexed_store(tree, base_index).close()
-        server = start()
-        try:
-            publish_s, commit_id, _ = publish_index(server, tree, base_index / INDEX_FILE_NAME)
-            print(f"published in {publish_s:.1f} s")
-            commit = PublishedCommit(commit_id, COMMIT, datetime.now(timezone.utc))
+        with published(tree, base_index, args.index_dir) as (server, commit):
             baseline = base_differences(tree, base_index / INDEX_FILE_NAME, server.url(), commit, tasks, args)
             print(f"the base alone against the local index: {len(baseline)} of {len(tasks)} packs differ")
             results["base_differs"] = sorted(baseline)
@@ -170,8 +160,6 @@ def main() -> None:
                 )
                 results[str(count)]["differ_in_base"] = sorted(baseline)
                 report(results[str(count)], count, baseline)
-        finally:
-            server.stop()
     print(f"load: before {load_before}; after {uptime()}")
     args.json.parent.mkdir(parents=True, exist_ok=True)
     args.json.write_text(
