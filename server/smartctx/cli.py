@@ -36,6 +36,7 @@ from smartctx.core.context import (
     InvalidRequestError,
     RecentEdit,
 )
+from smartctx.core.shards import Shard
 from smartctx.core.tokens import TokenCounter
 from smartctx.history.changes import GitHistory
 from smartctx.indexing.indexer import (
@@ -143,6 +144,19 @@ def _argument_parser() -> argparse.ArgumentParser:
         type=_positive_int,
         metavar="N",
         help="published commits of the repository to keep, newest first (default 5)",
+    )
+    team.add_argument(
+        "--shard",
+        type=_shard,
+        metavar="I/N",
+        help="index and publish only the I-th of N parts of the commit's files, beside N-1 other jobs;"
+        " the commit is visible once --finish has run",
+    )
+    team.add_argument(
+        "--finish",
+        action="store_true",
+        help="complete a commit whose N shards are published: resolve its references, compute its"
+        " scores, make it visible (indexes nothing)",
     )
     index.set_defaults(handler=_index_command)
 
@@ -338,6 +352,13 @@ def _positive_int(text: str) -> int:
     return value
 
 
+def _shard(text: str) -> Shard:
+    try:
+        return Shard.parse(text)
+    except ValueError as error:
+        raise argparse.ArgumentTypeError(str(error)) from None
+
+
 def _positive_number(text: str) -> float:
     try:
         value = float(text)
@@ -486,14 +507,58 @@ def _writer_pending(index_dir: Path) -> int:
 def _index_command(args: argparse.Namespace) -> int:
     root = _workspace(args.path)
     if args.publish is None:
-        if args.repository is not None or args.keep is not None:
-            raise UserError("--repository and --keep go with --publish URL")
+        if args.repository is not None or args.keep is not None or args.shard is not None or args.finish:
+            raise UserError("--repository, --keep, --shard and --finish go with --publish URL")
         return _index(root, args, None)
+    if args.shard is not None:
+        if args.finish:
+            raise UserError(
+                "--shard I/N publishes one part of the commit and --finish completes it from its parts:"
+                " give one of them"
+            )
+        if args.keep is not None:
+            raise UserError("--keep goes with --finish, which prunes, when a commit is published in shards")
+        if args.index_dir is not None:
+            raise UserError(
+                "--shard indexes its part in a temporary folder of its own: leave out --index-dir"
+            )
     publisher = _open_publisher(root, args)
     try:
+        if args.finish:
+            print(_published_line(publisher.finish(version("smartctx")), publisher))
+            return EXIT_OK
+        if args.shard is not None:
+            return _index_shard(root, args, publisher, args.shard)
         return _index(root, args, publisher)
     finally:
         publisher.close()
+
+
+def _index_shard(root: Path, args: argparse.Namespace, publisher: Publisher, shard: Shard) -> int:
+    """Index the files of ``shard`` alone, in a folder of its own that goes once they are published:
+    the folder's own index stays the whole folder's."""
+    with tempfile.TemporaryDirectory(prefix="smartctx-shard-") as folder:
+        with closing(IndexStore(root, Path(folder))) as store:
+            scan = ScanConfig(max_file_bytes=args.max_file_bytes, shard=shard)
+            _reconcile(root, store, IndexConfig(scan=scan, workers=args.workers), args.quiet)
+            index_path = store.path
+        report = publisher.publish_shard(index_path, version("smartctx"), shard)
+    target = (
+        f"shard {shard} of commit {report.commit[:12]} of {report.repository} to {publisher.address.display}"
+    )
+    if report.already_written:
+        print(f"published  {target} already; nothing written")
+    else:
+        rows = report.rows
+        print(
+            f"published  {target} in {report.seconds:.1f} s: {rows['files']:,} files,"
+            f" {rows['nodes']:,} definitions, {rows['refs']:,} references,"
+            f" {rows['symbol_postings'] + rows['file_postings']:,} postings"
+        )
+    waiting = shard.count - report.shards_written
+    then = f"{waiting} to go, then --finish" if waiting else "now run --finish"
+    print(f"{report.shards_written} of {shard.count} shards written; {then}")
+    return EXIT_OK
 
 
 def _index(root: Path, args: argparse.Namespace, publisher: Publisher | None) -> int:

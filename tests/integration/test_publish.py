@@ -32,7 +32,7 @@ from gitrepos import Repo
 from smartctx.store.database import INDEX_FILE_NAME
 from smartctx.store.export import IndexExport, SearchWordsRecord
 from smartctx.store.snapshot import IndexSnapshot
-from smartctx.team.database import connect, parse_url
+from smartctx.team.database import UPGRADES, connect, parse_url
 from smartctx.team.postings import symbol_documents
 from smartctx.team.publish import COMMIT_TABLES, publish
 
@@ -351,16 +351,16 @@ def test_a_killed_publish_leaves_no_visible_commit_and_the_next_one_completes(
         blocker.execute("LOCK TABLE smartctx.nodes IN ACCESS EXCLUSIVE MODE")
         publisher = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         try:
-            _wait_for(
-                lambda: _publisher_sessions(database, waiting=True) > 0,
+            wait_for(
+                lambda: publisher_sessions(database, waiting=True) > 0,
                 "the publisher to block on the locked table",
             )
         finally:
             os.kill(publisher.pid, signal.SIGKILL)
             publisher.wait(timeout=WAIT_S)
         blocker.rollback()
-    _wait_for(
-        lambda: _publisher_sessions(database, waiting=False) == 0, "the killed publisher's session to end"
+    wait_for(
+        lambda: publisher_sessions(database, waiting=False) == 0, "the killed publisher's session to end"
     )
     assert complete_commits(database) == [first]
     assert rows_per_table(database, commit_id(database, second))["files"] > 0
@@ -373,7 +373,7 @@ def test_a_killed_publish_leaves_no_visible_commit_and_the_next_one_completes(
     assert rows_per_table(database, commit_id(database, second))["nodes"] == nodes
 
 
-def _publisher_sessions(database: Database, waiting: bool) -> int:
+def publisher_sessions(database: Database, waiting: bool) -> int:
     return scalar(
         database,
         "SELECT count(*) FROM pg_stat_activity WHERE application_name = 'smartctx publish'"
@@ -382,7 +382,7 @@ def _publisher_sessions(database: Database, waiting: bool) -> int:
     )
 
 
-def _wait_for(condition: Callable[[], bool], what: str) -> None:
+def wait_for(condition: Callable[[], bool], what: str) -> None:
     deadline = time.monotonic() + WAIT_S
     while not condition():
         if time.monotonic() > deadline:
@@ -513,13 +513,42 @@ def test_a_database_of_another_schema_version_is_refused(tmp_path: Path, postgre
     with connect(address) as connection:
         connection.execute("CREATE SCHEMA smartctx")
         connection.execute("CREATE TABLE smartctx.schema_version (version integer, digest text)")
-        connection.execute("INSERT INTO smartctx.schema_version VALUES (2, 'later')")
+        connection.execute("INSERT INTO smartctx.schema_version VALUES (3, 'later')")
     repo = make_shop(tmp_path / "shop")
 
     result = run_publish(repo.root, tmp_path / "index", postgres_url)
 
     assert result.returncode == 1
-    assert "holds a newer smartctx schema (v2) than this smartctx writes (v1)" in result.stderr
+    assert "holds a newer smartctx schema (v3) than this smartctx writes (v2)" in result.stderr
+
+
+def test_a_database_of_schema_v1_is_upgraded_and_keeps_its_commits(
+    tmp_path: Path, postgres_url: str, database: Database
+) -> None:
+    repo = make_shop(tmp_path / "shop")
+    first = repo.git("rev-parse", "HEAD")
+    assert run_publish(repo.root, tmp_path / "index", postgres_url).returncode == 0
+    # The database as schema v1 left it: no shards, and v1's record of itself.
+    database.execute("DROP TABLE smartctx.shards")
+    database.execute("ALTER TABLE smartctx.commits DROP COLUMN shard_count")
+    database.execute("DELETE FROM smartctx.schema_version")
+    database.execute(
+        "INSERT INTO smartctx.schema_version (version, digest) VALUES (1, %s)", (UPGRADES[1][0],)
+    )
+    repo.write("app/refunds.py", "def refund(order):\n    return -order.total()\n")
+    second = repo.commit("refunds")
+
+    result = run_publish(repo.root, tmp_path / "index", postgres_url)
+
+    assert result.returncode == 0, result.stderr
+    assert complete_commits(database) == [second, first]
+    assert sorted(database.execute("SELECT version FROM smartctx.schema_version").fetchall()) == [(1,), (2,)]
+    assert rows_per_table(database, commit_id(database, first))["nodes"] > 0
+    # What publishing in shards needs is there.
+    assert database.execute(
+        "SELECT shard_count FROM smartctx.commits WHERE sha = %s", (second,)
+    ).fetchone() == (None,)
+    assert database.execute("SELECT count(*) FROM smartctx.shards").fetchone() == (0,)
 
 
 def test_without_the_driver_publish_says_what_to_install(tmp_path: Path) -> None:

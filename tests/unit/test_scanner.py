@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 
+from smartctx.core.shards import Shard
 from smartctx.indexing.scanner import (
     IgnoreRules,
     ScanConfig,
@@ -473,3 +474,45 @@ def test_the_folders_a_scan_enters_leave_out_the_excluded_ones(root: Path) -> No
     write(root, SUBTREE)
 
     assert run(root).dirs == ("", "src", "src/app", "src/lib")
+
+
+def test_shards_split_the_scan_into_disjoint_parts_that_cover_it(root: Path) -> None:
+    write(root, {f"pkg{folder}/mod_{number}.py": "x = 1\n" for folder in range(4) for number in range(15)})
+    write(root, {".gitignore": "pkg0/mod_1.py\n"})
+    whole = indexed(run(root))
+    rules = IgnoreRules.load(root, ScanConfig())
+
+    parts = [indexed(run(root, ScanConfig(shard=Shard(index, 3)))) for index in range(3)]
+
+    assert sorted(path for part in parts for path in part) == whole
+    assert all(len(part) > 5 for part in parts), "a path hash spreads the files"
+    for index, part in enumerate(parts):
+        config = ScanConfig(shard=Shard(index, 3))
+        assert all(
+            isinstance(check_path(root, path, config, everything, rules), ScannedFile) for path in part
+        )
+        others = set(whole) - set(part)
+        assert all(check_path(root, path, config, everything, rules) is None for path in others)
+
+
+@pytest.mark.parametrize(
+    ("text", "shard", "problem"),
+    [
+        ("1/4", Shard(0, 4), None),
+        (" 4 / 4 ", Shard(3, 4), None),
+        ("1/1", Shard(0, 1), None),
+        ("0/4", None, "a shard's number must be between 1 and 4"),
+        ("5/4", None, "a shard's number must be between 1 and 4"),
+        ("1/0", None, "the number of shards must be between 1 and 256"),
+        ("1/300", None, "the number of shards must be between 1 and 256"),
+        ("2", None, "give I/N, the I-th of N"),
+        ("a/b", None, "give I/N, the I-th of N"),
+    ],
+)
+def test_a_shard_is_written_i_of_n(text: str, shard: Shard | None, problem: str | None) -> None:
+    if problem is None:
+        assert Shard.parse(text) == shard
+        assert str(Shard.parse(text)) == text.replace(" ", "")
+    else:
+        with pytest.raises(ValueError, match=problem):
+            Shard.parse(text)

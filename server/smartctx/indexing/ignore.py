@@ -50,6 +50,7 @@ from pathlib import Path
 from pathspec.patterns.gitignore import GitIgnorePatternError
 from pathspec.patterns.gitignore.spec import GitIgnoreSpecPattern
 
+from smartctx.core.shards import Shard
 from smartctx.indexing.git import git_output
 
 GITIGNORE_NAME = ".gitignore"
@@ -147,6 +148,8 @@ class ScanConfig:
     extra_ignores: tuple[str, ...] = ()
     # With False, only .smartctxignore, extra_ignores and the built-in skips apply.
     respect_gitignore: bool = True
+    # One of N processes publishing a commit together indexes only the files of its shard.
+    shard: Shard | None = None
 
 
 @dataclass(frozen=True)

@@ -265,7 +265,8 @@ def check_path(
     """The verdict a full scan would give one workspace-relative path, for a watcher event.
 
     Returns the file to index, why the scan skips it, or None when no file the scan could reach is there:
-    the path is missing, a folder, or below a symbolic link to a folder (the scan never enters one).
+    the path is missing, a folder, another shard's file, or below a symbolic link to a folder (the scan
+    never enters one).
     """
     parts = rel_path.split("/")
     if any(part in ("", ".", "..") for part in parts):
@@ -280,6 +281,8 @@ def check_path(
     except OSError:
         return None
     if stat.S_ISDIR(info.st_mode):
+        return None
+    if config.shard is not None and not config.shard.owns(rel_path):
         return None
     if rules.is_ignored(rel_path, is_dir=False):
         return SkipReason.IGNORED
@@ -380,6 +383,7 @@ class _Walker:
         # Local names keep the per-entry loop, which runs for every file of the workspace, cheap.
         decide = matcher.decide
         add = self.tally.add
+        shard = self.config.shard
         for entry in entries:
             name = entry.name
             rel = rel_dir + name
@@ -399,6 +403,9 @@ class _Walker:
                     add(SkipReason.SECRET, rel)
                 else:
                     subfolders.append((rel + "/", matcher))
+            elif shard is not None and not shard.owns(rel):
+                # Another shard's file: not skipped, only not this process's to index.
+                continue
             elif _is_secret_name(name.lower()):
                 add(SkipReason.SECRET, rel)
             elif is_link:

@@ -14,7 +14,6 @@ from pathlib import Path
 
 import numpy as np
 
-from smartctx.core.model import RefKind
 from smartctx.store import lexical, scores
 from smartctx.store.database import BUSY_TIMEOUT_MS, SEARCH_GENERATION_KEY
 
@@ -36,23 +35,14 @@ def recompute_scores(db: sqlite3.Connection) -> int:
     )
     position = {int(node_id): index for index, node_id in enumerate(node_ids)}
     rows = db.execute("SELECT src_id, dst_id, kind, confidence FROM edges").fetchall()
-    sources = np.fromiter((position[row[0]] for row in rows), np.int64, len(rows))
-    targets = np.fromiter((position[row[1]] for row in rows), np.int64, len(rows))
-    rank_weights = np.fromiter(
-        (scores.PAGERANK_EDGE_WEIGHTS[row[2]] * row[3] for row in rows), np.float64, len(rows)
+    graph = scores.ScoreGraph(len(node_ids))
+    graph.add(
+        np.fromiter((position[row[0]] for row in rows), np.int64, len(rows)),
+        np.fromiter((position[row[1]] for row in rows), np.int64, len(rows)),
+        [row[2] for row in rows],
+        [row[3] for row in rows],
     )
-    use_weights = np.fromiter(
-        (scores.USAGE_EDGE_WEIGHTS.get(row[2], 0.0) * row[3] for row in rows), np.float64, len(rows)
-    )
-    contains = np.fromiter((row[2] == RefKind.CONTAINS.value for row in rows), bool, len(rows))
-    # Containment also passes rank upwards, so a module is as important as what it holds.
-    ranks = scores.pagerank(
-        len(node_ids),
-        np.concatenate([sources, targets[contains]]),
-        np.concatenate([targets, sources[contains]]),
-        np.concatenate([rank_weights, rank_weights[contains]]),
-    )
-    uses = scores.usage(len(node_ids), targets, use_weights)
+    ranks, uses = graph.scores()
     db.execute("BEGIN IMMEDIATE")
     try:
         db.execute("DELETE FROM scores")

@@ -22,8 +22,11 @@ from psycopg.rows import TupleRow
 
 from smartctx.team import PublishError
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
 SCHEMA_FILE = f"schema_pg_v{SCHEMA_VERSION}.sql"
+# Schemas a publisher upgrades in place to this one, keeping every published commit: by version, the
+# digest of the text that made it (schema_digest) and the file that upgrades it.
+UPGRADES = {1: ("551a8879387c4728", "schema_pg_v1_to_v2.sql")}
 URL_SCHEMES = ("postgresql://", "postgres://")
 CONNECT_TIMEOUT_S = 10
 # A server that stops answering mid-publish is given up on after about a minute, not TCP's hours.
@@ -121,19 +124,23 @@ def reported(address: DatabaseAddress, doing: str) -> Iterator[None]:
 
 
 def ensure_schema(connection: psycopg.Connection[TupleRow]) -> None:
-    """Create the schema if the database has none; refuse one of another version or digest."""
+    """Create the schema if the database has none, upgrade one this smartctx knows how to; refuse
+    one of another version or digest."""
     with connection.transaction():
         connection.execute("SELECT pg_advisory_xact_lock(%s)", (_SCHEMA_LOCK_KEY,))
         exists = connection.execute("SELECT to_regclass('smartctx.schema_version')").fetchone()
         if exists is None or exists[0] is None:
-            connection.execute(_schema_text().encode())
-            connection.execute(
-                "INSERT INTO smartctx.schema_version (version, digest) VALUES (%s, %s)",
-                (SCHEMA_VERSION, schema_digest()),
-            )
+            connection.execute(_schema_text(SCHEMA_FILE).encode())
+            _record_version(connection)
             return
         rows = connection.execute("SELECT version, digest FROM smartctx.schema_version").fetchall()
-    found = {int(str(version)): str(digest) for version, digest in rows}
+        found = {int(str(version)): str(digest) for version, digest in rows}
+        newest = max(found, default=0)
+        upgrade = UPGRADES.get(newest)
+        if upgrade is not None and found[newest] == upgrade[0]:
+            connection.execute(_schema_text(upgrade[1]).encode())
+            _record_version(connection)
+            return
     if found.get(SCHEMA_VERSION) == schema_digest():
         return
     if SCHEMA_VERSION in found:
@@ -152,11 +159,18 @@ def ensure_schema(connection: psycopg.Connection[TupleRow]) -> None:
 def schema_digest() -> str:
     """A fingerprint of the schema text, so two builds with different schemas of one version number
     never write into each other's tables."""
-    return hashlib.sha256(_schema_text().encode()).hexdigest()[:16]
+    return hashlib.sha256(_schema_text(SCHEMA_FILE).encode()).hexdigest()[:16]
 
 
-def _schema_text() -> str:
-    return resources.files("smartctx.team").joinpath(SCHEMA_FILE).read_text("utf-8")
+def _record_version(connection: psycopg.Connection[TupleRow]) -> None:
+    connection.execute(
+        "INSERT INTO smartctx.schema_version (version, digest) VALUES (%s, %s)",
+        (SCHEMA_VERSION, schema_digest()),
+    )
+
+
+def _schema_text(name: str) -> str:
+    return resources.files("smartctx.team").joinpath(name).read_text("utf-8")
 
 
 def _first_line(error: BaseException) -> str:

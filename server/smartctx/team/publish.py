@@ -14,21 +14,30 @@ The rules (architecture.md, *The team index*):
 * **Redacted.** Publishing is an exit: every text column and every search term passes the secret
   redaction first (redacted.py).
 * **Pruned by a stated policy.** After each publish the repository keeps its ``keep`` newest complete
-  commits (by when they were completed); older ones go, and so do incomplete ones no publisher holds.
+  commits (by when they were completed); older ones go, and so do incomplete ones no publisher holds
+  (a commit published in shards once its shards have waited ``SHARDS_EXPIRE_AFTER`` for their finish).
+* **Sharded.** N jobs (a CI matrix) each index the files of one shard (core/shards.py) and write
+  them, one transaction per shard, under ids of their own (``local id * N + shard``); the finish
+  step (finish.py) then resolves every reference against all of them and computes the scores, as a
+  one-process publish's local index did, and completes the commit. A shard holds the commit's lock
+  shared and its own shard's lock alone, so shards write side by side while a one-process publish
+  or a finish, which hold the commit's lock alone, wait for none of them and never run beside one.
 """
 
 from __future__ import annotations
 
 import hashlib
 import time
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
+from datetime import timedelta
 from pathlib import Path
 
 import psycopg
 from psycopg import sql
 from psycopg.rows import TupleRow
 
+from smartctx.core.shards import Shard
 from smartctx.store.export import (
     EdgeRecord,
     FileRecord,
@@ -39,6 +48,7 @@ from smartctx.store.export import (
     ScoreRecord,
 )
 from smartctx.team.database import DatabaseAddress, TeamDatabaseError, ensure_schema, reported
+from smartctx.team.finish import resolve_and_score
 from smartctx.team.postings import file_document, symbol_documents
 from smartctx.team.redacted import (
     FILE_TEXT,
@@ -52,6 +62,13 @@ from smartctx.team.redacted import (
 # Complete commits a repository keeps by default (``--keep``): the default branch's last few, enough
 # for an editor a few commits behind to find an ancestor.
 DEFAULT_KEEP = 5
+# A commit whose shards are written but not finished is left alone by pruning this long: the jobs of
+# one CI run may start hours apart, but a finish that never came is not waited for forever.
+SHARDS_EXPIRE_AFTER = timedelta(days=1)
+# PostgreSQL's integer, the type of every id column: a shard's ids (local id * N + shard) must fit.
+MAX_PUBLISHED_ID = 2**31 - 1
+# The whole index as one part, published in one process: the local ids are the published ones.
+WHOLE = Shard(0, 1)
 # Every table that holds a commit's rows, in the order they are written.
 COMMIT_TABLES = (
     "files",
@@ -84,10 +101,24 @@ class PublishReport:
     commit: str
     # True when the commit was complete before this publish, which then wrote nothing.
     already_published: bool
-    # Rows written per table (none when already published).
+    # Rows written per table (none when already published); a finish counts the commit's every row.
     rows: Mapping[str, int]
     # The commits this publish removed, complete or abandoned.
     pruned: tuple[str, ...]
+    seconds: float
+
+
+@dataclass(frozen=True)
+class ShardReport:
+    repository: str
+    commit: str
+    shard: Shard
+    # True when this shard of the commit was written before (or the commit is complete): nothing written.
+    already_written: bool
+    # Rows written per table (none when already written).
+    rows: Mapping[str, int]
+    # The shards of the commit written so far, this one included (all of them once complete).
+    shards_written: int
     seconds: float
 
 
@@ -104,6 +135,98 @@ def publish(
 ) -> PublishReport:
     """Write ``export``, the index of the checkout at ``root``, as ``commit`` of ``repository``, then
     prune; ``connection`` is in autocommit mode (each step is its own transaction)."""
+
+    def write(commit_id: int) -> dict[str, int]:
+        return _write_rows(connection, address, export, root, commit_id, WHOLE, whole=True)
+
+    return _publish_whole(connection, address, repository, commit, keep, smartctx_version, None, write)
+
+
+def finish(
+    connection: psycopg.Connection[TupleRow],
+    address: DatabaseAddress,
+    *,
+    repository: str,
+    commit: str,
+    keep: int,
+    smartctx_version: str,
+) -> PublishReport:
+    """Complete ``commit`` of ``repository`` from the shards its jobs wrote: resolve the references,
+    compute the scores, then prune as a one-process publish does."""
+
+    def check(commit_id: int, shard_count: int | None) -> None:
+        _check_shards(connection, commit, commit_id, shard_count, smartctx_version)
+
+    def write(commit_id: int) -> dict[str, int]:
+        def copy(table: str, columns: Sequence[str], records: Iterable[Sequence[object]]) -> int:
+            return _copy(connection, table, commit_id, columns, records)
+
+        with reported(address, "resolving the references and computing the scores"), connection.transaction():
+            resolve_and_score(connection, commit_id, copy)
+        with reported(address, "counting the commit's rows"):
+            return {
+                table: _count(
+                    connection,
+                    sql.SQL("SELECT count(*) FROM smartctx.{} WHERE commit_id = %s").format(
+                        sql.Identifier(table)
+                    ),
+                    commit_id,
+                )
+                for table in COMMIT_TABLES
+            }
+
+    return _publish_whole(connection, address, repository, commit, keep, smartctx_version, check, write)
+
+
+def _check_shards(
+    connection: psycopg.Connection[TupleRow],
+    commit: str,
+    commit_id: int,
+    shard_count: int | None,
+    smartctx_version: str,
+) -> None:
+    """Raise unless the incomplete commit ``commit_id`` was begun in shards and has every one of them
+    written, by this smartctx version (the ids and rules of the rows must be the finish's own)."""
+    if shard_count is None:
+        raise TeamDatabaseError(
+            f"commit {commit[:12]} was being published in one process, not in shards, and that publish"
+            " did not end: publish it again (in one process, or with --shard I/N then --finish)"
+        )
+    written: dict[int, str] = dict(
+        connection.execute(
+            "SELECT shard, smartctx_version FROM smartctx.shards WHERE commit_id = %s", (commit_id,)
+        ).fetchall()
+    )
+    missing = [str(Shard(index, shard_count)) for index in range(shard_count) if index not in written]
+    if missing:
+        named = ", ".join(missing[:8]) + (", …" if len(missing) > 8 else "")
+        which = f"shard {named} is" if len(missing) == 1 else f"{len(missing)} shards ({named}) are"
+        raise TeamDatabaseError(
+            f"commit {commit[:12]} is published in {shard_count} shards, and {which} not written yet:"
+            " run smartctx index --publish URL --shard I/N for each, then --finish"
+        )
+    versions = sorted({str(version) for version in written.values()})
+    if versions != [smartctx_version]:
+        raise TeamDatabaseError(
+            f"the shards of commit {commit[:12]} were written by smartctx {', '.join(versions)} and this"
+            f" is {smartctx_version}: finish with the version that wrote them"
+        )
+
+
+def _publish_whole(
+    connection: psycopg.Connection[TupleRow],
+    address: DatabaseAddress,
+    repository: str,
+    commit: str,
+    keep: int,
+    smartctx_version: str,
+    resume: Callable[[int, int | None], None] | None,
+    write: Callable[[int], dict[str, int]],
+) -> PublishReport:
+    """A publish that completes the commit, holding its lock alone: ``write`` writes its rows under
+    the commit's id. Without ``resume`` (a one-process publish) an unfinished commit of the same
+    sha is deleted and written anew; with it (a finish) the unfinished commit is what is completed,
+    once ``resume`` accepts it."""
     if keep < 1:
         raise ValueError("keep must be at least 1")
     started_s = time.monotonic()
@@ -116,33 +239,39 @@ def publish(
     if locked is None or not locked[0]:
         raise TeamDatabaseError(
             f"another smartctx is publishing commit {commit[:12]} of {repository} to {address.display}"
-            " right now; its result is the same as this one's, so there is nothing to add"
+            " right now (in one process, its shards, or their finish): publish when it has ended"
         )
     try:
         with reported(address, "registering the commit"):
             existing = connection.execute(
-                "SELECT id, complete FROM smartctx.commits WHERE repository_id = %s AND sha = %s",
+                "SELECT id, complete, shard_count FROM smartctx.commits"
+                " WHERE repository_id = %s AND sha = %s",
                 (repository_id, commit),
             ).fetchone()
         if existing is not None and existing[1]:
             with reported(address, "pruning earlier commits"), connection.transaction():
                 pruned = _prune(connection, repository, repository_id, keep)
             return PublishReport(repository, commit, True, {}, pruned, time.monotonic() - started_s)
-        with reported(address, "registering the commit"), connection.transaction():
-            if existing is not None:
-                # A publish of this commit that died: its rows are replaced, never added to.
-                _delete_commits(connection, [int(existing[0])])
-            created = connection.execute(
-                "INSERT INTO smartctx.commits (repository_id, sha, smartctx_version) VALUES (%s, %s, %s)"
-                " RETURNING id",
-                (repository_id, commit, smartctx_version),
-            ).fetchone()
-        assert created is not None
-        commit_id = int(created[0])
+        if resume is not None:
+            if existing is None:
+                raise TeamDatabaseError(
+                    f"no shard of commit {commit[:12]} of {repository} is published at {address.display}:"
+                    " run smartctx index --publish URL --shard I/N for each shard first"
+                )
+            with reported(address, "reading the shards"):
+                resume(int(existing[0]), existing[2])
+            commit_id = int(existing[0])
+        else:
+            with reported(address, "registering the commit"), connection.transaction():
+                if existing is not None:
+                    # A publish of this commit that died, or shards never finished: its rows are
+                    # replaced, never added to.
+                    _delete_commits(connection, [int(existing[0])])
+                commit_id = _new_commit(connection, repository_id, commit, smartctx_version, None)
         # Whatever the server's default: VACUUM marks a page all-visible only once the commits of its
         # rows are flushed, and after copies committed asynchronously it marked none of them.
         connection.execute("SET synchronous_commit = on")
-        rows = _write_rows(connection, address, export, root, commit_id)
+        rows = write(commit_id)
         with reported(address, "vacuuming the tables"):
             for table in COMMIT_TABLES:
                 connection.execute(sql.SQL("VACUUM (ANALYZE) smartctx.{}").format(sql.Identifier(table)))
@@ -158,92 +287,262 @@ def publish(
             connection.execute("SELECT pg_advisory_unlock(%s)", (lock_key,))
 
 
+def publish_shard(
+    connection: psycopg.Connection[TupleRow],
+    address: DatabaseAddress,
+    export: IndexExport,
+    *,
+    root: Path,
+    repository: str,
+    commit: str,
+    shard: Shard,
+    smartctx_version: str,
+) -> ShardReport:
+    """Write ``export``, the index of ``shard``'s files of the checkout at ``root``, as that shard of
+    ``commit``, in one transaction: a shard is written whole or not at all. The commit stays
+    invisible until :func:`finish`."""
+    started_s = time.monotonic()
+    with reported(address, "creating the smartctx schema"):
+        ensure_schema(connection)
+    with reported(address, "registering the shard"):
+        repository_id = _repository_id(connection, repository)
+        commit_key = _publish_lock_key(repository, commit)
+        shard_key = _publish_lock_key(repository, f"{commit}/{shard.index}")
+        shared = connection.execute("SELECT pg_try_advisory_lock_shared(%s)", (commit_key,)).fetchone()
+    if shared is None or not shared[0]:
+        raise TeamDatabaseError(
+            f"another smartctx is publishing commit {commit[:12]} of {repository} in one process, or"
+            " finishing its shards, right now: publish when it has ended"
+        )
+    try:
+        with reported(address, "registering the shard"):
+            alone = connection.execute("SELECT pg_try_advisory_lock(%s)", (shard_key,)).fetchone()
+        if alone is None or not alone[0]:
+            raise TeamDatabaseError(
+                f"another smartctx is writing shard {shard} of commit {commit[:12]} of {repository} right now"
+            )
+        try:
+            with reported(address, "registering the shard"):
+                commit_id, complete = _sharded_commit(
+                    connection, repository_id, commit, shard, smartctx_version
+                )
+                done = _shards_written(connection, commit_id)
+            if complete or shard.index in done:
+                written = shard.count if complete else len(done)
+                return ShardReport(repository, commit, shard, True, {}, written, time.monotonic() - started_s)
+            with reported(address, f"writing shard {shard}"), connection.transaction():
+                rows = _write_rows(connection, address, export, root, commit_id, shard, whole=False)
+                connection.execute(
+                    "INSERT INTO smartctx.shards (commit_id, shard, smartctx_version, files)"
+                    " VALUES (%s, %s, %s, %s)",
+                    (commit_id, shard.index, smartctx_version, rows["files"]),
+                )
+            with reported(address, "registering the shard"):
+                written = len(_shards_written(connection, commit_id))
+            return ShardReport(repository, commit, shard, False, rows, written, time.monotonic() - started_s)
+        finally:
+            if not connection.closed and not connection.broken:
+                connection.execute("SELECT pg_advisory_unlock(%s)", (shard_key,))
+    finally:
+        if not connection.closed and not connection.broken:
+            connection.execute("SELECT pg_advisory_unlock_shared(%s)", (commit_key,))
+
+
+def _sharded_commit(
+    connection: psycopg.Connection[TupleRow],
+    repository_id: int,
+    commit: str,
+    shard: Shard,
+    smartctx_version: str,
+) -> tuple[int, bool]:
+    """The id of ``commit``'s row, created for ``shard.count`` shards when there is none, and
+    whether it is complete. An unfinished one-process publish's rows are replaced (no one holds
+    them: this session holds the commit's lock shared); a commit begun in another number of shards
+    is refused."""
+    with connection.transaction():
+        connection.execute(
+            "INSERT INTO smartctx.commits (repository_id, sha, smartctx_version, shard_count)"
+            " VALUES (%s, %s, %s, %s) ON CONFLICT (repository_id, sha) DO NOTHING",
+            (repository_id, commit, smartctx_version, shard.count),
+        )
+        row = connection.execute(
+            "SELECT id, complete, shard_count FROM smartctx.commits WHERE repository_id = %s AND sha = %s"
+            " FOR UPDATE",
+            (repository_id, commit),
+        ).fetchone()
+        assert row is not None
+        commit_id, complete, shard_count = int(row[0]), bool(row[1]), row[2]
+        if complete:
+            return commit_id, True
+        if shard_count is None:
+            _delete_commits(connection, [commit_id])
+            return _new_commit(connection, repository_id, commit, smartctx_version, shard.count), False
+        if shard_count != shard.count:
+            raise TeamDatabaseError(
+                f"commit {commit[:12]} is being published in {shard_count} shards, not {shard.count}:"
+                f" give every job the same N in --shard I/N (or publish it in one process, which"
+                " replaces the shards written so far)"
+            )
+        return commit_id, False
+
+
+def _new_commit(
+    connection: psycopg.Connection[TupleRow],
+    repository_id: int,
+    commit: str,
+    smartctx_version: str,
+    shard_count: int | None,
+) -> int:
+    created = connection.execute(
+        "INSERT INTO smartctx.commits (repository_id, sha, smartctx_version, shard_count)"
+        " VALUES (%s, %s, %s, %s) RETURNING id",
+        (repository_id, commit, smartctx_version, shard_count),
+    ).fetchone()
+    assert created is not None
+    return int(created[0])
+
+
+def _shards_written(connection: psycopg.Connection[TupleRow], commit_id: int) -> set[int]:
+    return {
+        int(shard)
+        for (shard,) in connection.execute(
+            "SELECT shard FROM smartctx.shards WHERE commit_id = %s", (commit_id,)
+        ).fetchall()
+    }
+
+
+class _PublishedIds:
+    """The ids a part of an index is published under: a shard's local ids interleaved with the other
+    shards' (``local * N + shard``), so N jobs write disjoint ids without agreeing on ranges."""
+
+    def __init__(self, shard: Shard) -> None:
+        self.shard = shard
+
+    def __call__(self, local_id: int) -> int:
+        published = local_id * self.shard.count + self.shard.index
+        if published > MAX_PUBLISHED_ID:
+            raise TeamDatabaseError(
+                f"shard {self.shard}'s ids pass PostgreSQL's integer ({local_id:,} * {self.shard.count}):"
+                " publish in fewer shards"
+            )
+        return published
+
+    def optional(self, local_id: int | None) -> int | None:
+        return None if local_id is None else self(local_id)
+
+
 def _write_rows(
     connection: psycopg.Connection[TupleRow],
     address: DatabaseAddress,
     export: IndexExport,
     root: Path,
     commit_id: int,
+    shard: Shard,
+    *,
+    whole: bool,
 ) -> dict[str, int]:
-    """Copy every table of ``export`` under ``commit_id``, one transaction per table, redacted."""
+    """Copy every table of ``export``, ``shard``'s part of the commit, under ``commit_id``, redacted,
+    one transaction per table (a savepoint within the caller's transaction, if it holds one).
+    Unless the part is the ``whole`` index, it writes no scores and only its containment edges: the
+    finish step resolves the references and scores the whole graph."""
+    ids = _PublishedIds(shard)
+
+    def files() -> Iterator[FileRecord]:
+        for record in export.files():
+            yield record._replace(file_id=ids(record.file_id))
+
+    def nodes() -> Iterator[NodeRecord]:
+        for record in export.nodes():
+            yield record._replace(
+                node_id=ids(record.node_id),
+                file_id=ids(record.file_id),
+                parent_id=ids.optional(record.parent_id),
+            )
+
+    def edges() -> Iterator[EdgeRecord]:
+        for record in export.edges():
+            if whole or record.ref_id is None:
+                yield record._replace(
+                    src_id=ids(record.src_id), dst_id=ids(record.dst_id), ref_id=ids.optional(record.ref_id)
+                )
+
+    def refs() -> Iterator[RefRecord]:
+        for record in export.refs():
+            yield record._replace(
+                ref_id=ids(record.ref_id), file_id=ids(record.file_id), source_id=ids(record.source_id)
+            )
+
+    def folded() -> Iterator[FoldedRecord]:
+        for record in export.folded():
+            yield record._replace(file_id=ids(record.file_id), holder_id=ids(record.holder_id))
+
     rows: dict[str, int] = {}
-    copies: tuple[tuple[str, tuple[str, ...], Iterable[Sequence[object]]], ...] = (
-        ("files", FileRecord._fields, redacted_rows(export.files(), FileRecord._fields, FILE_TEXT)),
-        ("nodes", NodeRecord._fields, redacted_rows(export.nodes(), NodeRecord._fields, NODE_TEXT)),
-        ("scores", ScoreRecord._fields, export.scores()),
-        ("edges", EdgeRecord._fields, export.edges()),
-        ("refs", RefRecord._fields, redacted_rows(export.refs(), RefRecord._fields, REF_TEXT)),
-        ("folded", FoldedRecord._fields, redacted_rows(export.folded(), FoldedRecord._fields, FOLDED_TEXT)),
-    )
+    copies: list[tuple[str, tuple[str, ...], Iterable[Sequence[object]]]] = [
+        ("files", FileRecord._fields, redacted_rows(files(), FileRecord._fields, FILE_TEXT)),
+        ("nodes", NodeRecord._fields, redacted_rows(nodes(), NodeRecord._fields, NODE_TEXT)),
+        ("edges", EdgeRecord._fields, edges()),
+        ("refs", RefRecord._fields, redacted_rows(refs(), RefRecord._fields, REF_TEXT)),
+        ("folded", FoldedRecord._fields, redacted_rows(folded(), FoldedRecord._fields, FOLDED_TEXT)),
+    ]
+    if whole:
+        copies.insert(2, ("scores", ScoreRecord._fields, export.scores()))
     for table, columns, records in copies:
-        rows[table] = _copy(connection, address, commit_id, table, columns, records)
+        with reported(address, f"writing {table}"):
+            rows[table] = _copy(connection, table, commit_id, columns, records)
     search_words = RedactedSearchWords(export, root)
     symbol_lengths: list[tuple[int, int]] = []
 
     def symbol_postings() -> Iterable[tuple[str, int, int, int]]:
         for record in search_words.records():
             for node_id, document in symbol_documents(record):
-                symbol_lengths.append((node_id, document.length))
+                symbol_lengths.append((ids(node_id), document.length))
                 for term, frequency in document.frequencies.items():
-                    yield term, node_id, frequency, document.norm
+                    yield term, ids(node_id), frequency, document.norm
 
-    rows["symbol_postings"] = _copy(
-        connection,
-        address,
-        commit_id,
-        "symbol_postings",
-        ("term", "node_id", "frequency", "norm"),
-        symbol_postings(),
-    )
-    rows["symbol_lengths"] = _copy(
-        connection, address, commit_id, "symbol_lengths", ("node_id", "length"), symbol_lengths
-    )
     file_lengths: list[tuple[int, int]] = []
 
     def file_postings() -> Iterable[tuple[str, int, int, int]]:
         for record in search_words.records():
             document = file_document(record)
-            file_lengths.append((record.file_id, document.length))
+            file_lengths.append((ids(record.file_id), document.length))
             for term, frequency in document.frequencies.items():
-                yield term, record.file_id, frequency, document.norm
+                yield term, ids(record.file_id), frequency, document.norm
 
-    rows["file_postings"] = _copy(
-        connection,
-        address,
-        commit_id,
-        "file_postings",
-        ("term", "file_id", "frequency", "norm"),
-        file_postings(),
+    search: tuple[tuple[str, tuple[str, ...], Callable[[], Iterable[Sequence[object]]]], ...] = (
+        ("symbol_postings", ("term", "node_id", "frequency", "norm"), symbol_postings),
+        ("symbol_lengths", ("node_id", "length"), lambda: symbol_lengths),
+        ("file_postings", ("term", "file_id", "frequency", "norm"), file_postings),
+        ("file_lengths", ("file_id", "length"), lambda: file_lengths),
     )
-    rows["file_lengths"] = _copy(
-        connection, address, commit_id, "file_lengths", ("file_id", "length"), file_lengths
-    )
+    for table, columns, produce in search:
+        with reported(address, f"writing {table}"):
+            rows[table] = _copy(connection, table, commit_id, columns, produce())
     return rows
 
 
 def _copy(
     connection: psycopg.Connection[TupleRow],
-    address: DatabaseAddress,
-    commit_id: int,
     table: str,
+    commit_id: int,
     columns: Sequence[str],
     records: Iterable[Sequence[object]],
 ) -> int:
-    """Bulk-copy ``records`` into ``table`` with ``commit_id`` prepended, in one transaction."""
+    """Bulk-copy ``records`` into ``table`` with ``commit_id`` prepended, in one transaction (a
+    savepoint inside the caller's)."""
     statement = sql.SQL("COPY smartctx.{} (commit_id, {}) FROM STDIN").format(
         sql.Identifier(table), sql.SQL(", ").join(map(sql.Identifier, columns))
     )
     count = 0
-    with (
-        reported(address, f"writing {table}"),
-        connection.transaction(),
-        connection.cursor() as cursor,
-        cursor.copy(statement) as copy,
-    ):
+    with connection.transaction(), connection.cursor() as cursor, cursor.copy(statement) as copy:
         for record in records:
             copy.write_row((commit_id, *record))
             count += 1
     return count
+
+
+def _count(connection: psycopg.Connection[TupleRow], query: sql.Composed, commit_id: int) -> int:
+    row = connection.execute(query, (commit_id,)).fetchone()
+    return 0 if row is None else int(row[0])
 
 
 def _repository_id(connection: psycopg.Connection[TupleRow], identity: str) -> int:
@@ -263,19 +562,24 @@ def _prune(
     connection: psycopg.Connection[TupleRow], repository: str, repository_id: int, keep: int
 ) -> tuple[str, ...]:
     """Remove the repository's complete commits past the ``keep`` newest, and its incomplete ones whose
-    publisher is gone (no session holds their lock). Runs in the caller's transaction, after the
-    commit just published was marked complete (so it is the newest, and kept): both become visible
-    together. Publishing an older commit again changes nothing of what is kept."""
+    publisher is gone (no session holds their lock; in shards, none written for
+    ``SHARDS_EXPIRE_AFTER``). Runs in the caller's transaction, after the commit just published was
+    marked complete (so it is the newest, and kept): both become visible together. Publishing an
+    older commit again changes nothing of what is kept."""
     stale = connection.execute(
         "SELECT id, sha FROM smartctx.commits WHERE repository_id = %s AND complete"
         " ORDER BY completed_at DESC, id DESC OFFSET %s",
         (repository_id, keep),
     ).fetchall()
+    # A commit in shards is abandoned only once its shards have waited long for their finish: between
+    # the jobs of a CI run no one holds its lock.
     abandoned = [
         (commit_id, sha)
         for commit_id, sha in connection.execute(
-            "SELECT id, sha FROM smartctx.commits WHERE repository_id = %s AND NOT complete",
-            (repository_id,),
+            "SELECT c.id, c.sha FROM smartctx.commits c WHERE c.repository_id = %s AND NOT c.complete"
+            " AND (c.shard_count IS NULL OR coalesce((SELECT max(s.written_at) FROM smartctx.shards s"
+            " WHERE s.commit_id = c.id), c.started_at) < clock_timestamp() - %s)",
+            (repository_id, SHARDS_EXPIRE_AFTER),
         ).fetchall()
         if _lock_is_free(connection, _publish_lock_key(repository, str(sha)))
     ]
@@ -299,6 +603,7 @@ def _delete_commits(connection: psycopg.Connection[TupleRow], commit_ids: list[i
             sql.SQL("DELETE FROM smartctx.{} WHERE commit_id = ANY(%s)").format(sql.Identifier(table)),
             (commit_ids,),
         )
+    connection.execute("DELETE FROM smartctx.shards WHERE commit_id = ANY(%s)", (commit_ids,))
     connection.execute("DELETE FROM smartctx.commits WHERE id = ANY(%s)", (commit_ids,))
 
 

@@ -1,12 +1,17 @@
 """``smartctx index --publish``'s two halves around the local index: what must hold before indexing
 (the URL, the commit, the repository's name, a reachable server), so that a mistake fails at once
-rather than after minutes of indexing, and the publish itself once the index is built.
+rather than after minutes of indexing, and the publish itself once the index is built: the whole
+commit's, one shard's (``--shard I/N``), or the finish of a commit's shards (``--finish``), which
+indexes nothing.
 """
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
+from smartctx.core.shards import Shard
 from smartctx.store.export import IndexExport, IndexNotSettledError
 from smartctx.team import PublishError
 from smartctx.team.checkout import (
@@ -16,7 +21,7 @@ from smartctx.team.checkout import (
     repository_identity,
 )
 from smartctx.team.database import connect, parse_url
-from smartctx.team.publish import DEFAULT_KEEP, PublishReport, publish
+from smartctx.team.publish import DEFAULT_KEEP, PublishReport, ShardReport, finish, publish, publish_shard
 
 
 class Publisher:
@@ -37,6 +42,47 @@ class Publisher:
     def publish(self, index_path: Path, smartctx_version: str) -> PublishReport:
         """Publish the index at ``index_path``, built from ``root``, if the work tree is still the
         commit it was when this publisher opened."""
+        with self._settled(index_path) as export:
+            return publish(
+                self.connection,
+                self.address,
+                export,
+                root=self.root,
+                repository=self.repository,
+                commit=self.commit,
+                keep=self.keep,
+                smartctx_version=smartctx_version,
+            )
+
+    def publish_shard(self, index_path: Path, smartctx_version: str, shard: Shard) -> ShardReport:
+        """Publish the index at ``index_path``, of ``shard``'s files of ``root``, as that shard."""
+        with self._settled(index_path) as export:
+            return publish_shard(
+                self.connection,
+                self.address,
+                export,
+                root=self.root,
+                repository=self.repository,
+                commit=self.commit,
+                shard=shard,
+                smartctx_version=smartctx_version,
+            )
+
+    def finish(self, smartctx_version: str) -> PublishReport:
+        """Complete the commit from its published shards."""
+        return finish(
+            self.connection,
+            self.address,
+            repository=self.repository,
+            commit=self.commit,
+            keep=self.keep,
+            smartctx_version=smartctx_version,
+        )
+
+    @contextmanager
+    def _settled(self, index_path: Path) -> Iterator[IndexExport]:
+        """The index at ``index_path``, checked to be complete and of the commit this publisher
+        opened at."""
         now = read_checkout(self.root)
         if now.commit != self.commit:
             raise PublishError(
@@ -51,16 +97,7 @@ class Publisher:
                 export.check_settled()
             except IndexNotSettledError as error:
                 raise PublishError(f"the index is not complete ({error}); run smartctx index again") from None
-            return publish(
-                self.connection,
-                self.address,
-                export,
-                root=self.root,
-                repository=self.repository,
-                commit=self.commit,
-                keep=self.keep,
-                smartctx_version=smartctx_version,
-            )
+            yield export
 
     def close(self) -> None:
         self.connection.close()

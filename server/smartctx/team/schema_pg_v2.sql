@@ -1,4 +1,4 @@
--- smartctx's published indexes in PostgreSQL, schema version 1 (the version is in the file name, and
+-- smartctx's published indexes in PostgreSQL, schema version 2 (the version is in the file name, and
 -- in smartctx.schema_version with a digest of this text, so a smartctx never writes a schema it does
 -- not know). Everything lives in the schema "smartctx".
 --
@@ -32,9 +32,22 @@ CREATE TABLE smartctx.commits (
     started_at timestamptz NOT NULL DEFAULT clock_timestamp(),
     completed_at timestamptz,
     smartctx_version text NOT NULL,
+    shard_count integer,                -- published in this many shards, then finished; none: in one process
     UNIQUE (repository_id, sha)
 );
 CREATE INDEX commits_newest ON smartctx.commits (repository_id, completed_at DESC) WHERE complete;
+
+-- The shards of a commit published in parts (--shard I/N): a row per shard whose rows are all written,
+-- in the one transaction that wrote them. The finish step resolves the references once every shard
+-- of the commit has its row.
+CREATE TABLE smartctx.shards (
+    commit_id bigint NOT NULL,
+    shard integer NOT NULL,             -- from 0
+    smartctx_version text NOT NULL,
+    files integer NOT NULL,
+    written_at timestamptz NOT NULL DEFAULT clock_timestamp(),
+    PRIMARY KEY (commit_id, shard)
+);
 
 CREATE TABLE smartctx.files (
     commit_id bigint NOT NULL,
