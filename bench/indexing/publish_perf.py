@@ -99,90 +99,107 @@ def database_mb(url: str) -> float:
     return int(row[0]) / 2**20
 
 
+WAYS = ("whole", "one", "turn", "side")
+
+
+def publish_whole(root: Path, url: str, temp: str, count: int) -> list[Run]:
+    return [run("whole", index_command(root, url, "--index-dir", f"{temp}/whole"))]
+
+
+def publish_one_shard(root: Path, url: str, temp: str, count: int) -> list[Run]:
+    return [
+        run("shard 1/1", index_command(root, url, "--shard", "1/1")),
+        run("finish", index_command(root, url, "--finish")),
+    ]
+
+
+def publish_in_turn(root: Path, url: str, temp: str, count: int) -> list[Run]:
+    shards = [
+        run(f"shard {i}/{count}", index_command(root, url, "--shard", f"{i}/{count}"))
+        for i in range(1, count + 1)
+    ]
+    return [*shards, run("finish", index_command(root, url, "--finish"))]
+
+
+def publish_side_by_side(root: Path, url: str, temp: str, count: int) -> list[Run]:
+    jobs = [
+        started(f"shard {i}/{count}", index_command(root, url, "--shard", f"{i}/{count}"))
+        for i in range(1, count + 1)
+    ]
+    side: list[Run] = []
+    for what, began, job in jobs:
+        out, err = job.communicate()
+        if job.returncode != 0:
+            raise SystemExit(f"{what} failed: {err.strip()}")
+        side.append(Run(what, time.monotonic() - began, 0.0, 0.0))
+        print(f"  {what}: {side[-1].seconds:.1f} s (side by side); {out.strip()}")
+    return [*side, run("finish", index_command(root, url, "--finish"))]
+
+
+def elapsed(way: str, runs: list[Run]) -> float:
+    """The publish's time: its one process's, or the slowest shard's plus the finish's (as on as many
+    machines as shards, or side by side here)."""
+    if way == "one":
+        return sum(r.seconds for r in runs)
+    if way in ("turn", "side"):
+        return max(r.seconds for r in runs[:-1]) + runs[-1].seconds
+    return runs[0].seconds
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
     parser.add_argument("root", type=Path, help="a clean git checkout")
     parser.add_argument("--shards", type=int, default=2)
+    parser.add_argument(
+        "--ways",
+        default=",".join(WAYS),
+        help="which publishes, of whole (one process), one (--shard 1/1 + --finish), turn (N shards one"
+        " after another + --finish), side (N shards side by side + --finish)",
+    )
     parser.add_argument("--json", type=Path, default=OUT_DIR / "publish_perf.json")
     args = parser.parse_args()
     root = args.root.resolve()
     count = args.shards
+    ways = [way for way in args.ways.split(",") if way]
+    if set(ways) - set(WAYS):
+        raise SystemExit(f"--ways takes {', '.join(WAYS)}")
+    names = {
+        "whole": "whole (one process)",
+        "one": "1 shard + finish",
+        "turn": f"{count} shards on {count} machines (slowest shard + finish)",
+        "side": f"{count} shards side by side on this machine + finish",
+    }
+    publishers = {
+        "whole": publish_whole,
+        "one": publish_one_shard,
+        "turn": publish_in_turn,
+        "side": publish_side_by_side,
+    }
     load_before = uptime()
     server = start()
     results: dict[str, list[Run]] = {}
     sizes: dict[str, float] = {}
     try:
         with tempfile.TemporaryDirectory(prefix="smartctx-publishperf-") as temp:
-            print("whole")
-            url = new_database(server, "whole")
-            results["whole"] = [run("whole", index_command(root, url, "--index-dir", f"{temp}/whole"))]
-            sizes["whole"] = database_mb(url)
-            print("1 shard")
-            url = new_database(server, "one_shard")
-            results["1 shard"] = [
-                run("shard 1/1", index_command(root, url, "--shard", "1/1")),
-                run("finish", index_command(root, url, "--finish")),
-            ]
-            sizes["1 shard"] = database_mb(url)
-            print(f"{count} shards, one after another")
-            url = new_database(server, "in_turn")
-            results[f"{count} shards in turn"] = [
-                *(
-                    run(f"shard {i}/{count}", index_command(root, url, "--shard", f"{i}/{count}"))
-                    for i in range(1, count + 1)
-                ),
-                run("finish", index_command(root, url, "--finish")),
-            ]
-            sizes[f"{count} shards in turn"] = database_mb(url)
-            print(f"{count} shards side by side")
-            url = new_database(server, "side_by_side")
-            jobs = [
-                started(f"shard {i}/{count}", index_command(root, url, "--shard", f"{i}/{count}"))
-                for i in range(1, count + 1)
-            ]
-            side: list[Run] = []
-            for what, began, job in jobs:
-                out, err = job.communicate()
-                if job.returncode != 0:
-                    raise SystemExit(f"{what} failed: {err.strip()}")
-                side.append(Run(what, time.monotonic() - began, 0.0, 0.0))
-                print(f"  {what}: {side[-1].seconds:.1f} s (side by side); {out.strip()}")
-            side.append(run("finish", index_command(root, url, "--finish")))
-            results[f"{count} shards side by side"] = side
-            sizes[f"{count} shards side by side"] = database_mb(url)
+            for way in ways:
+                print(names[way])
+                url = new_database(server, way)
+                results[way] = publishers[way](root, url, temp, count)
+                sizes[way] = database_mb(url)
     finally:
         server.stop()
-    whole_s = results["whole"][0].seconds
-    one_shard_s = sum(r.seconds for r in results["1 shard"])
-    in_turn = results[f"{count} shards in turn"]
-    matrix_s = max(r.seconds for r in in_turn[:-1]) + in_turn[-1].seconds
-    side_s = max(r.seconds for r in side[:-1]) + side[-1].seconds
+    seconds = {way: elapsed(way, runs) for way, runs in results.items()}
     print()
     print("| way | seconds | ratio to whole | ratio to 1 shard | peak MB of a process | database MB |")
     print("|---|---|---|---|---|---|")
-    rows = [
-        ("whole (one process)", whole_s, results["whole"], sizes["whole"]),
-        ("1 shard + finish", one_shard_s, results["1 shard"], sizes["1 shard"]),
-        (
-            f"{count} shards on {count} machines (slowest shard + finish)",
-            matrix_s,
-            in_turn,
-            sizes[f"{count} shards in turn"],
-        ),
-        (
-            f"{count} shards side by side on this machine + finish",
-            side_s,
-            side,
-            sizes[f"{count} shards side by side"],
-        ),
-    ]
-    for name, seconds, runs, size in rows:
+    for way, runs in results.items():
         peak = max(max(r.peak_mb, r.worker_peak_mb) for r in runs)
+        to_whole = f"{seconds[way] / seconds['whole']:.2f}" if "whole" in seconds else "-"
+        to_one = f"{seconds[way] / seconds['one']:.2f}" if "one" in seconds else "-"
         print(
-            f"| {name} | {seconds:.1f} | {seconds / whole_s:.2f} | {seconds / one_shard_s:.2f}"
-            f" | {peak:.0f} | {size:.0f} |"
+            f"| {names[way]} | {seconds[way]:.1f} | {to_whole} | {to_one} | {peak:.0f} | {sizes[way]:.0f} |"
         )
     report = {
         "root": str(root),
@@ -192,9 +209,10 @@ def main() -> None:
         "date": datetime.now(timezone.utc).isoformat(timespec="seconds"),
         "load_before": load_before,
         "load_after": uptime(),
-        "runs": {name: [asdict(r) for r in runs] for name, runs in results.items()},
-        "database_mb": sizes,
-        "seconds": {"whole": whole_s, "1 shard": one_shard_s, "matrix": matrix_s, "side by side": side_s},
+        "shards": count,
+        "runs": {names[way]: [asdict(r) for r in runs] for way, runs in results.items()},
+        "database_mb": {names[way]: size for way, size in sizes.items()},
+        "seconds": {names[way]: value for way, value in seconds.items()},
     }
     args.json.parent.mkdir(parents=True, exist_ok=True)
     args.json.write_text(json.dumps(report, indent=2))
