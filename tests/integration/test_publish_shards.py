@@ -205,7 +205,7 @@ def test_a_shard_written_again_writes_nothing_and_jobs_must_agree_on_n(
     assert late.returncode == 0 and "already; nothing written" in late.stdout
 
 
-def test_a_killed_shard_leaves_none_of_its_rows_and_runs_again(
+def test_a_killed_shard_or_finish_leaves_nothing_that_the_next_run_adds_to(
     tmp_path: Path, postgres_url: str, database: Database
 ) -> None:
     repo = make_repository(tmp_path / "repo")
@@ -231,9 +231,31 @@ def test_a_killed_shard_leaves_none_of_its_rows_and_runs_again(
     assert database.execute("SELECT shard FROM smartctx.shards").fetchall() == [(0,)]
 
     rerun = publish(repo.root, postgres_url, SHARDED, "--shard", "2/2")
-    finished = publish(repo.root, postgres_url, SHARDED, "--finish")
-
     assert rerun.returncode == 0, rerun.stderr
     assert "2 of 2 shards written; now run --finish" in rerun.stdout
+    # A finish killed after it wrote the edges and scores, before the commit was complete: it blocks
+    # on a table it only counts then.
+    with psycopg.connect(postgres_url) as blocker:
+        blocker.execute("LOCK TABLE smartctx.file_lengths IN ACCESS EXCLUSIVE MODE")
+        job = subprocess.Popen(
+            index_command(repo.root, postgres_url, SHARDED, "--finish"),
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
+        try:
+            wait_for(lambda: publisher_sessions(database, waiting=True) > 0, "the finish to block")
+        finally:
+            os.kill(job.pid, signal.SIGKILL)
+            job.wait(timeout=WAIT_S)
+        blocker.rollback()
+    wait_for(lambda: publisher_sessions(database, waiting=False) == 0, "the killed finish's session to end")
+    assert complete_commits(database) == []
+
+    finished = publish(repo.root, postgres_url, SHARDED, "--finish")
+    whole = publish(repo.root, postgres_url, WHOLE)
+
     assert finished.returncode == 0, finished.stderr
-    assert complete_commits(database) == [repo.git("rev-parse", "HEAD")]
+    assert whole.returncode == 0, whole.stderr
+    expected, found = published_rows(database, WHOLE), published_rows(database, SHARDED)
+    assert found["edges"] == expected["edges"]
+    assert found["scores"].keys() == expected["scores"].keys()

@@ -162,6 +162,11 @@ def finish(
             return _copy(connection, table, commit_id, columns, records)
 
         with reported(address, "resolving the references and computing the scores"), connection.transaction():
+            # What a finish that died after this transaction left (before the commit was complete).
+            connection.execute(
+                "DELETE FROM smartctx.edges WHERE commit_id = %s AND ref_id IS NOT NULL", (commit_id,)
+            )
+            connection.execute("DELETE FROM smartctx.scores WHERE commit_id = %s", (commit_id,))
             resolve_and_score(connection, commit_id, copy)
         with reported(address, "counting the commit's rows"):
             return {
