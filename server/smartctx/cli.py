@@ -540,7 +540,8 @@ def _index_shard(root: Path, args: argparse.Namespace, publisher: Publisher, sha
     with tempfile.TemporaryDirectory(prefix="smartctx-shard-") as folder:
         with closing(IndexStore(root, Path(folder))) as store:
             scan = ScanConfig(max_file_bytes=args.max_file_bytes, shard=shard)
-            _reconcile(root, store, IndexConfig(scan=scan, workers=args.workers), args.quiet)
+            config = IndexConfig(scan=scan, workers=args.workers, resolve=False)
+            _reconcile(root, store, config, args.quiet)
             index_path = store.path
         report = publisher.publish_shard(index_path, version("smartctx"), shard)
     target = (

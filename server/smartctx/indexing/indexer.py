@@ -93,6 +93,9 @@ class IndexConfig:
     scan: ScanConfig = field(default_factory=ScanConfig)
     # Worker processes for parsing; None picks by core count, 0 parses in this process.
     workers: int | None = None
+    # False leaves the references unresolved and the scores uncomputed: a shard of a commit published
+    # in parts, whose finish step resolves them against every part (team/finish.py).
+    resolve: bool = True
 
 
 @dataclass
@@ -347,10 +350,11 @@ class Indexer:
         work behind; compact the lexical index once enough files have changed since the last time;
         give the disk back once enough of the index file is free pages."""
         writer = self.store.writer
-        resolve_started = time.perf_counter()
-        writer.resolve_pending()
-        report.stage_seconds["resolve"] = time.perf_counter() - resolve_started
-        if recompute_scores and writer.scores_dirty():
+        if self.config.resolve:
+            resolve_started = time.perf_counter()
+            writer.resolve_pending()
+            report.stage_seconds["resolve"] = time.perf_counter() - resolve_started
+        if recompute_scores and self.config.resolve and writer.scores_dirty():
             scores_started = time.perf_counter()
             writer.recompute_scores()
             report.stage_seconds["scores"] = time.perf_counter() - scores_started

@@ -55,8 +55,9 @@ class Publisher:
             )
 
     def publish_shard(self, index_path: Path, smartctx_version: str, shard: Shard) -> ShardReport:
-        """Publish the index at ``index_path``, of ``shard``'s files of ``root``, as that shard."""
-        with self._settled(index_path) as export:
+        """Publish the index at ``index_path``, of ``shard``'s files of ``root``, as that shard; its
+        references need not be resolved (the finish step resolves them)."""
+        with self._settled(index_path, resolved=False) as export:
             return publish_shard(
                 self.connection,
                 self.address,
@@ -80,9 +81,9 @@ class Publisher:
         )
 
     @contextmanager
-    def _settled(self, index_path: Path) -> Iterator[IndexExport]:
-        """The index at ``index_path``, checked to be complete and of the commit this publisher
-        opened at."""
+    def _settled(self, index_path: Path, *, resolved: bool = True) -> Iterator[IndexExport]:
+        """The index at ``index_path``, checked to be of the commit this publisher opened at, and
+        to be resolved and scored unless not ``resolved``."""
         now = read_checkout(self.root)
         if now.commit != self.commit:
             raise PublishError(
@@ -94,7 +95,8 @@ class Publisher:
             if differences:
                 raise PublishError(describe_differences(now.commit, differences))
             try:
-                export.check_settled()
+                if resolved:
+                    export.check_settled()
             except IndexNotSettledError as error:
                 raise PublishError(f"the index is not complete ({error}); run smartctx index again") from None
             yield export
