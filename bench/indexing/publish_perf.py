@@ -92,6 +92,11 @@ def new_database(server: PostgresServer, name: str) -> str:
     return server.url(name)
 
 
+def drop_database(server: PostgresServer, name: str) -> None:
+    with psycopg.connect(server.url(), autocommit=True) as connection:
+        connection.execute(f"DROP DATABASE {name}".encode())
+
+
 def database_mb(url: str) -> float:
     with psycopg.connect(url) as connection:
         row = connection.execute("SELECT pg_database_size(current_database())").fetchone()
@@ -188,6 +193,8 @@ def main() -> None:
                 url = new_database(server, way)
                 results[way] = publishers[way](root, url, temp, count)
                 sizes[way] = database_mb(url)
+                # A large repository's commit takes gigabytes: one database at a time.
+                drop_database(server, way)
     finally:
         server.stop()
     seconds = {way: elapsed(way, runs) for way, runs in results.items()}
