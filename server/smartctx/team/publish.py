@@ -29,6 +29,7 @@ from __future__ import annotations
 import hashlib
 import time
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import timedelta
 from pathlib import Path
@@ -239,14 +240,13 @@ def _publish_whole(
         ensure_schema(connection)
     with reported(address, "registering the commit"):
         repository_id = _repository_id(connection, repository)
-        lock_key = _publish_lock_key(repository, commit)
-        locked = connection.execute("SELECT pg_try_advisory_lock(%s)", (lock_key,)).fetchone()
-    if locked is None or not locked[0]:
-        raise TeamDatabaseError(
-            f"another smartctx is publishing commit {commit[:12]} of {repository} to {address.display}"
-            " right now (in one process, its shards, or their finish): publish when it has ended"
-        )
-    try:
+    with _advisory_lock(
+        connection,
+        address,
+        _publish_lock_key(repository, commit),
+        f"another smartctx is publishing commit {commit[:12]} of {repository} to {address.display}"
+        " right now (in one process, its shards, or their finish): publish when it has ended",
+    ):
         with reported(address, "registering the commit"):
             existing = connection.execute(
                 "SELECT id, complete, shard_count FROM smartctx.commits"
@@ -287,9 +287,6 @@ def _publish_whole(
             )
             pruned = _prune(connection, repository, repository_id, keep)
         return PublishReport(repository, commit, False, rows, pruned, time.monotonic() - started_s)
-    finally:
-        if not connection.closed and not connection.broken:
-            connection.execute("SELECT pg_advisory_unlock(%s)", (lock_key,))
 
 
 def publish_shard(
@@ -311,46 +308,62 @@ def publish_shard(
         ensure_schema(connection)
     with reported(address, "registering the shard"):
         repository_id = _repository_id(connection, repository)
-        commit_key = _publish_lock_key(repository, commit)
-        shard_key = _publish_lock_key(repository, f"{commit}/{shard.index}")
-        shared = connection.execute("SELECT pg_try_advisory_lock_shared(%s)", (commit_key,)).fetchone()
-    if shared is None or not shared[0]:
-        raise TeamDatabaseError(
+    with (
+        _advisory_lock(
+            connection,
+            address,
+            _publish_lock_key(repository, commit),
             f"another smartctx is publishing commit {commit[:12]} of {repository} in one process, or"
-            " finishing its shards, right now: publish when it has ended"
-        )
-    try:
+            " finishing its shards, right now: publish when it has ended",
+            shared=True,
+        ),
+        _advisory_lock(
+            connection,
+            address,
+            _publish_lock_key(repository, f"{commit}/{shard.index}"),
+            f"another smartctx is writing shard {shard} of commit {commit[:12]} of {repository} right now",
+        ),
+    ):
         with reported(address, "registering the shard"):
-            alone = connection.execute("SELECT pg_try_advisory_lock(%s)", (shard_key,)).fetchone()
-        if alone is None or not alone[0]:
-            raise TeamDatabaseError(
-                f"another smartctx is writing shard {shard} of commit {commit[:12]} of {repository} right now"
+            commit_id, complete = _sharded_commit(connection, repository_id, commit, shard, smartctx_version)
+            done = _shards_written(connection, commit_id)
+        if complete or shard.index in done:
+            written = shard.count if complete else len(done)
+            return ShardReport(repository, commit, shard, True, {}, written, time.monotonic() - started_s)
+        with reported(address, f"writing shard {shard}"), connection.transaction():
+            rows = _write_rows(connection, address, export, root, commit_id, shard, whole=False)
+            connection.execute(
+                "INSERT INTO smartctx.shards (commit_id, shard, smartctx_version, files)"
+                " VALUES (%s, %s, %s, %s)",
+                (commit_id, shard.index, smartctx_version, rows["files"]),
             )
-        try:
-            with reported(address, "registering the shard"):
-                commit_id, complete = _sharded_commit(
-                    connection, repository_id, commit, shard, smartctx_version
-                )
-                done = _shards_written(connection, commit_id)
-            if complete or shard.index in done:
-                written = shard.count if complete else len(done)
-                return ShardReport(repository, commit, shard, True, {}, written, time.monotonic() - started_s)
-            with reported(address, f"writing shard {shard}"), connection.transaction():
-                rows = _write_rows(connection, address, export, root, commit_id, shard, whole=False)
-                connection.execute(
-                    "INSERT INTO smartctx.shards (commit_id, shard, smartctx_version, files)"
-                    " VALUES (%s, %s, %s, %s)",
-                    (commit_id, shard.index, smartctx_version, rows["files"]),
-                )
-            with reported(address, "registering the shard"):
-                written = len(_shards_written(connection, commit_id))
-            return ShardReport(repository, commit, shard, False, rows, written, time.monotonic() - started_s)
-        finally:
-            if not connection.closed and not connection.broken:
-                connection.execute("SELECT pg_advisory_unlock(%s)", (shard_key,))
+        with reported(address, "registering the shard"):
+            written = len(_shards_written(connection, commit_id))
+        return ShardReport(repository, commit, shard, False, rows, written, time.monotonic() - started_s)
+
+
+@contextmanager
+def _advisory_lock(
+    connection: psycopg.Connection[TupleRow],
+    address: DatabaseAddress,
+    key: int,
+    refusal: str,
+    *,
+    shared: bool = False,
+) -> Iterator[None]:
+    """Hold the session-level advisory lock ``key`` (``shared`` with other holders of it shared, or
+    alone) for the block, or raise ``refusal`` when another session holds it otherwise. PostgreSQL
+    frees it when the session ends, however it ends."""
+    kind = "_shared" if shared else ""
+    with reported(address, "taking the publish lock"):
+        row = connection.execute(f"SELECT pg_try_advisory_lock{kind}(%s)".encode(), (key,)).fetchone()
+    if row is None or not row[0]:
+        raise TeamDatabaseError(refusal)
+    try:
+        yield
     finally:
         if not connection.closed and not connection.broken:
-            connection.execute("SELECT pg_advisory_unlock_shared(%s)", (commit_key,))
+            connection.execute(f"SELECT pg_advisory_unlock{kind}(%s)".encode(), (key,))
 
 
 def _sharded_commit(
