@@ -574,3 +574,54 @@ def test_a_top_file_gives_more_than_its_five_best_matching_definitions(tmp_path:
     assert next(iter(ranking.found.file_evidence)) == "shipping/rates.py"
     # With five, the weakest of the file's nine matching definitions was no candidate at all.
     assert "shipping/rates.py::round_grams" in ranked
+
+
+# A pull request template's instructions, in an HTML comment the page does not show.
+PR_TEMPLATE = (
+    "<!--\nThanks for contributing! Before submitting, read the contributing guide.\n"
+    "Explain what this change does and why: describe the problem, explain your approach.\n"
+    'Good examples: "In this change, I fixed...", "This change improves X by..."\n-->\n'
+)
+
+
+def commands_with_examples(commands: int) -> dict[str, str]:
+    """The fix's file, and commands whose ``examples`` are sentences like a template's."""
+    files = {
+        "shipping/rates.py": (
+            "def parcel_surcharge(parcel):\n"
+            '    """The surcharge on a parcel by its weight."""\n'
+            "    return parcel.weight * 0.2\n"
+        ),
+        **{
+            f"app/module_{number:02d}.py": f"def handler_{number}(request):\n    return request\n"
+            for number in range(20)
+        },
+    }
+    for number in range(commands):
+        files[f"commands/command_{number:02d}.py"] = (
+            f"class Command{number}:\n"
+            "    def examples(self):\n"
+            "        return [\n"
+            f'            "Explain the approach of step {number}",\n'
+            '            "Describe the problem and what the change improves",\n'
+            '            "Before submitting, read the guide",\n'
+            "        ]\n"
+        )
+    return files
+
+
+def test_a_pull_request_templates_comment_finds_nothing(tmp_path: Path) -> None:
+    """The template's words (examples, explain, approach …) are the same in every task of a project:
+    left in, they found every command's ``examples`` as candidates, right after the fix."""
+    task = "The parcel weight surcharge is wrong for heavy parcels\n\n" + PR_TEMPLATE
+    root = write_tree(tmp_path / "ws", commands_with_examples(12))
+    store = IndexStore(root, tmp_path / "index")
+    try:
+        Indexer(root, store, IndexConfig(workers=0)).reconcile()
+        with store.snapshot() as snapshot:
+            ranking = rank(task, snapshot, ContextOptions(), Focus(), WorkspaceSources(root))
+    finally:
+        store.close()
+    ranked = [f"{item.node.path}::{item.node.qualified_name}" for item in ranking.ranked]
+    assert ranked[0] == "shipping/rates.py::parcel_surcharge"
+    assert not [name for name in ranked if name.endswith(".examples")]
