@@ -20,6 +20,7 @@ from smartctx.indexing.indexer import IndexConfig, Indexer
 from smartctx.indexing.sources import WorkspaceSources
 from smartctx.retrieval.diversify import CONTAINER_HEAD_LINES
 from smartctx.retrieval.pipeline import build_context, rank
+from smartctx.retrieval.score import GRAPH_ONLY_FACTOR
 from smartctx.store.index_store import IndexStore
 from smartctx.wire.convert import pack_to_wire
 
@@ -625,3 +626,54 @@ def test_a_pull_request_templates_comment_finds_nothing(tmp_path: Path) -> None:
     ranked = [f"{item.node.path}::{item.node.qualified_name}" for item in ranking.ranked]
     assert ranked[0] == "shipping/rates.py::parcel_surcharge"
     assert not [name for name in ranked if name.endswith(".examples")]
+
+
+# The best match calls a helper in a file the task says nothing of; another file's definition matches
+# the task, weakly, by its own words.
+DURATION_FILES = {
+    "timing/duration.py": (
+        "from core.units import split_unit\n\n\n"
+        "def parse_duration(text):\n"
+        '    """Parse a duration such as 90s or 2h into seconds; a negative duration is an error."""\n'
+        "    value, unit = split_unit(text)\n"
+        "    return int(value) * 60\n"
+    ),
+    "core/units.py": (
+        "def split_unit(text):\n"
+        "    head, tail = text[:-1], text[-1]\n"
+        "    if head and tail:\n"
+        "        return head.strip(), tail.lower()\n"
+        "    return head, tail\n"
+    ),
+    "report/printing.py": (
+        "def print_total(total):\n"
+        '    """Print a total; a negative one is printed in brackets instead of raising."""\n'
+        "    text = str(abs(total))\n"
+        "    # The sign goes: brackets instead.\n"
+        "    return f'({text})' if total < 0 else text\n"
+    ),
+    **{
+        f"app/module_{number:02d}.py": f"def handler_{number}(request):\n    return request\n"
+        for number in range(30)
+    },
+}
+
+
+def test_what_only_the_graph_reached_ranks_below_what_the_search_found(tmp_path: Path) -> None:
+    """``split_unit`` matches nothing of the task; its lexical signal is half the best match's, which
+    calls it. ``print_total`` matches the task's words itself, weakly: it comes first of the two."""
+    task = "parse_duration accepts a negative duration instead of raising"
+    root = write_tree(tmp_path / "ws", DURATION_FILES)
+    store = IndexStore(root, tmp_path / "index")
+    try:
+        Indexer(root, store, IndexConfig(workers=0)).reconcile()
+        with store.snapshot() as snapshot:
+            ranking = rank(task, snapshot, ContextOptions(), Focus(), WorkspaceSources(root))
+    finally:
+        store.close()
+    ranked = {f"{item.node.path}::{item.node.qualified_name}": item for item in ranking.ranked}
+    order = list(ranked)
+    assert order[0] == "timing/duration.py::parse_duration"
+    reached = ranked["core/units.py::split_unit"]
+    assert reached.parts["hops"] == 1.0 and reached.parts["graphOnly"] == GRAPH_ONLY_FACTOR
+    assert order.index("report/printing.py::print_total") < order.index("core/units.py::split_unit")
