@@ -12,15 +12,17 @@ from pathlib import Path
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from tests.node_rows import function_row
 from tests.workspaces import write_tree
 
 from smartctx.core.context import ContextOptions, ContextPack, ContextRequest, Focus
 from smartctx.core.tokens import TokenCounter
 from smartctx.indexing.indexer import IndexConfig, Indexer
 from smartctx.indexing.sources import WorkspaceSources
-from smartctx.retrieval.diversify import CONTAINER_HEAD_LINES
+from smartctx.retrieval.diversify import CONTAINER_HEAD_LINES, diversify, limits_for
+from smartctx.retrieval.files import RankedFile
 from smartctx.retrieval.pipeline import build_context, rank
-from smartctx.retrieval.score import GRAPH_ONLY_FACTOR
+from smartctx.retrieval.score import GRAPH_ONLY_FACTOR, ScoredNode
 from smartctx.store.index_store import IndexStore
 from smartctx.wire.convert import pack_to_wire
 
@@ -677,3 +679,20 @@ def test_what_only_the_graph_reached_ranks_below_what_the_search_found(tmp_path:
     reached = ranked["core/units.py::split_unit"]
     assert reached.parts["hops"] == 1.0 and reached.parts["graphOnly"] == GRAPH_ONLY_FACTOR
     assert order.index("report/printing.py::print_total") < order.index("core/units.py::split_unit")
+
+
+def test_a_weak_body_of_another_file_gives_way_to_summaries() -> None:
+    """After the first five bodies, a definition is a body only while it scores at least 0.65 of the
+    fifth's: one at 0.6 of it is a summary, and no longer holds a place before the best file's next
+    definitions."""
+
+    def scored(node_id: int, path: str, score: float) -> ScoredNode:
+        node = function_row(node_id, path, f"f{node_id}", node_id * 10, node_id * 10 + 5)
+        return ScoredNode(node, score, {"bm25": score})
+
+    ranked = [scored(number, f"pkg/m{number}.py", 3.0 - 0.2 * number) for number in range(1, 6)]
+    ranked += [scored(6, "pkg/m6.py", 0.7 * 2.0), scored(7, "pkg/m7.py", 0.6 * 2.0)]
+    files = [RankedFile(item.node.path, item.score, {}, ()) for item in ranked]
+    selection = diversify(ranked, files, limits_for(ContextOptions(budget_tokens=8000)), frozenset())
+    assert [item.node.id for item in selection.bodies] == [1, 2, 3, 4, 5, 6]
+    assert [item.node.id for item in selection.summaries] == [7]
