@@ -48,7 +48,7 @@ from bench.quality.commit_tasks import DEV_REPOS, DEV_WIDE_REPOS, TRAIN_REPOS, n
 from bench.quality.swebench import format_table
 from smartctx.retrieval.files import FILE_SIGNALS, FURTHER_DEFINITIONS
 from smartctx.retrieval.rank_model import MODEL_FORMAT, RankModel
-from smartctx.retrieval.score import DEFINITION_SIGNALS, FILE_PART
+from smartctx.retrieval.score import DEFINITION_SIGNALS, FILE_PART, factor_of
 
 # Definition signals that are not part of a definition's own score in a file's ``definitions``
 # signal (files.py leaves its file's text part out: the file's ``text`` signal counts it).
@@ -139,7 +139,9 @@ def is_gold_definition(item: Mapping[str, Any]) -> bool:
 
 
 def _kind_factor(item: Mapping[str, Any]) -> float:
-    return float(item["parts"].get("kindFactor", 1.0))
+    """What the item's added parts were multiplied by: its file's kind factor and, for a definition
+    only the graph reached, the graph-only factor (``score.factor_of``)."""
+    return factor_of(item["parts"])
 
 
 def definition_matrix(task: Task) -> tuple[np.ndarray, np.ndarray]:

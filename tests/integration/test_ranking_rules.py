@@ -12,14 +12,17 @@ from pathlib import Path
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from tests.node_rows import function_row
 from tests.workspaces import write_tree
 
 from smartctx.core.context import ContextOptions, ContextPack, ContextRequest, Focus
 from smartctx.core.tokens import TokenCounter
 from smartctx.indexing.indexer import IndexConfig, Indexer
 from smartctx.indexing.sources import WorkspaceSources
-from smartctx.retrieval.diversify import CONTAINER_HEAD_LINES
+from smartctx.retrieval.diversify import CONTAINER_HEAD_LINES, diversify, limits_for
+from smartctx.retrieval.files import RankedFile
 from smartctx.retrieval.pipeline import build_context, rank
+from smartctx.retrieval.score import GRAPH_ONLY_FACTOR, ScoredNode
 from smartctx.store.index_store import IndexStore
 from smartctx.wire.convert import pack_to_wire
 
@@ -574,3 +577,122 @@ def test_a_top_file_gives_more_than_its_five_best_matching_definitions(tmp_path:
     assert next(iter(ranking.found.file_evidence)) == "shipping/rates.py"
     # With five, the weakest of the file's nine matching definitions was no candidate at all.
     assert "shipping/rates.py::round_grams" in ranked
+
+
+# A pull request template's instructions, in an HTML comment the page does not show.
+PR_TEMPLATE = (
+    "<!--\nThanks for contributing! Before submitting, read the contributing guide.\n"
+    "Explain what this change does and why: describe the problem, explain your approach.\n"
+    'Good examples: "In this change, I fixed...", "This change improves X by..."\n-->\n'
+)
+
+
+def commands_with_examples(commands: int) -> dict[str, str]:
+    """The fix's file, and commands whose ``examples`` are sentences like a template's."""
+    files = {
+        "shipping/rates.py": (
+            "def parcel_surcharge(parcel):\n"
+            '    """The surcharge on a parcel by its weight."""\n'
+            "    return parcel.weight * 0.2\n"
+        ),
+        **{
+            f"app/module_{number:02d}.py": f"def handler_{number}(request):\n    return request\n"
+            for number in range(20)
+        },
+    }
+    for number in range(commands):
+        files[f"commands/command_{number:02d}.py"] = (
+            f"class Command{number}:\n"
+            "    def examples(self):\n"
+            "        return [\n"
+            f'            "Explain the approach of step {number}",\n'
+            '            "Describe the problem and what the change improves",\n'
+            '            "Before submitting, read the guide",\n'
+            "        ]\n"
+        )
+    return files
+
+
+def test_a_pull_request_templates_comment_finds_nothing(tmp_path: Path) -> None:
+    """The template's words (examples, explain, approach …) are the same in every task of a project:
+    left in, they found every command's ``examples`` as candidates, right after the fix."""
+    task = "The parcel weight surcharge is wrong for heavy parcels\n\n" + PR_TEMPLATE
+    root = write_tree(tmp_path / "ws", commands_with_examples(12))
+    store = IndexStore(root, tmp_path / "index")
+    try:
+        Indexer(root, store, IndexConfig(workers=0)).reconcile()
+        with store.snapshot() as snapshot:
+            ranking = rank(task, snapshot, ContextOptions(), Focus(), WorkspaceSources(root))
+    finally:
+        store.close()
+    ranked = [f"{item.node.path}::{item.node.qualified_name}" for item in ranking.ranked]
+    assert ranked[0] == "shipping/rates.py::parcel_surcharge"
+    assert not [name for name in ranked if name.endswith(".examples")]
+
+
+# The best match calls a helper in a file the task says nothing of; another file's definition matches
+# the task, weakly, by its own words.
+DURATION_FILES = {
+    "timing/duration.py": (
+        "from core.units import split_unit\n\n\n"
+        "def parse_duration(text):\n"
+        '    """Parse a duration such as 90s or 2h into seconds; a negative duration is an error."""\n'
+        "    value, unit = split_unit(text)\n"
+        "    return int(value) * 60\n"
+    ),
+    "core/units.py": (
+        "def split_unit(text):\n"
+        "    head, tail = text[:-1], text[-1]\n"
+        "    if head and tail:\n"
+        "        return head.strip(), tail.lower()\n"
+        "    return head, tail\n"
+    ),
+    "report/printing.py": (
+        "def print_total(total):\n"
+        '    """Print a total; a negative one is printed in brackets instead of raising."""\n'
+        "    text = str(abs(total))\n"
+        "    # The sign goes: brackets instead.\n"
+        "    return f'({text})' if total < 0 else text\n"
+    ),
+    **{
+        f"app/module_{number:02d}.py": f"def handler_{number}(request):\n    return request\n"
+        for number in range(30)
+    },
+}
+
+
+def test_what_only_the_graph_reached_ranks_below_what_the_search_found(tmp_path: Path) -> None:
+    """``split_unit`` matches nothing of the task; its lexical signal is half the best match's, which
+    calls it. ``print_total`` matches the task's words itself, weakly: it comes first of the two."""
+    task = "parse_duration accepts a negative duration instead of raising"
+    root = write_tree(tmp_path / "ws", DURATION_FILES)
+    store = IndexStore(root, tmp_path / "index")
+    try:
+        Indexer(root, store, IndexConfig(workers=0)).reconcile()
+        with store.snapshot() as snapshot:
+            ranking = rank(task, snapshot, ContextOptions(), Focus(), WorkspaceSources(root))
+    finally:
+        store.close()
+    ranked = {f"{item.node.path}::{item.node.qualified_name}": item for item in ranking.ranked}
+    order = list(ranked)
+    assert order[0] == "timing/duration.py::parse_duration"
+    reached = ranked["core/units.py::split_unit"]
+    assert reached.parts["hops"] == 1.0 and reached.parts["graphOnly"] == GRAPH_ONLY_FACTOR
+    assert order.index("report/printing.py::print_total") < order.index("core/units.py::split_unit")
+
+
+def test_a_weak_body_of_another_file_gives_way_to_summaries() -> None:
+    """After the first five bodies, a definition is a body only while it scores at least 0.65 of the
+    fifth's: one at 0.6 of it is a summary, and no longer holds a place before the best file's next
+    definitions."""
+
+    def scored(node_id: int, path: str, score: float) -> ScoredNode:
+        node = function_row(node_id, path, f"f{node_id}", node_id * 10, node_id * 10 + 5)
+        return ScoredNode(node, score, {"bm25": score})
+
+    ranked = [scored(number, f"pkg/m{number}.py", 3.0 - 0.2 * number) for number in range(1, 6)]
+    ranked += [scored(6, "pkg/m6.py", 0.7 * 2.0), scored(7, "pkg/m7.py", 0.6 * 2.0)]
+    files = [RankedFile(item.node.path, item.score, {}, ()) for item in ranked]
+    selection = diversify(ranked, files, limits_for(ContextOptions(budget_tokens=8000)), frozenset())
+    assert [item.node.id for item in selection.bodies] == [1, 2, 3, 4, 5, 6]
+    assert [item.node.id for item in selection.summaries] == [7]

@@ -6,7 +6,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from smartctx.retrieval.query import MAX_NAMED, MAX_PARSED_WORDS, Frame, parse_task
+from smartctx.retrieval.query import MAX_NAMED, MAX_PARSED_WORDS, Frame, parse_task, without_comments
 from smartctx.secrets.redaction import redact
 
 
@@ -85,3 +85,20 @@ def test_plain_values_are_not_redacted() -> None:
 def test_prose_words_are_among_the_words(parts: list[str]) -> None:
     task = parse_task(" ".join(parts) + " " + " ".join(f"word{n}" for n in range(200)))
     assert task.prose <= set(task.words)
+
+
+def test_a_templates_html_comments_are_not_task_words() -> None:
+    task = parse_task(
+        "fix math max on an empty list\n"
+        "<!--\nThanks for contributing! Good examples: explain your approach\n-->\n"
+        "<!-- describe the problem -->Added tests."
+    )
+    assert {"math", "max", "empty", "list", "added"} <= set(task.words)
+    assert not {"contributing", "examples", "explain", "approach", "describe"} & set(task.words)
+
+
+def test_html_comments_in_fenced_code_and_unclosed_ones_stay() -> None:
+    fenced = "Broken page:\n```html\n<!-- header_partial -->\n```\n<!-- template words -->after"
+    assert without_comments(fenced) == "Broken page:\n```html\n<!-- header_partial -->\n```\n after"
+    assert without_comments("a <!-- b -->c <!-- d") == "a  c <!-- d"
+    assert without_comments("no comment at all") == "no comment at all"

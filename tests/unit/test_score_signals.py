@@ -16,7 +16,7 @@ from smartctx.retrieval.focus import FocusRank
 from smartctx.retrieval.name_match import TaskNames
 from smartctx.retrieval.query import parse_task
 from smartctx.retrieval.rank_model import shipped_model
-from smartctx.retrieval.score import KIND_FACTORS, score
+from smartctx.retrieval.score import FACTOR_PARTS, GRAPH_ONLY_FACTOR, KIND_FACTORS, factor_of, score
 from smartctx.retrieval.search import SearchResult
 from smartctx.store.snapshot import EdgeRow, NodeRow
 
@@ -136,10 +136,12 @@ def test_every_score_is_the_sum_of_the_parts_it_shows() -> None:
     by_id = {item.node.id: item for item in ranked}
     assert by_id[2].parts["testVotes"] > 0 and by_id[2].signals["testVotes"] == 1.0
     assert by_id[5].parts["hops"] == 1.0 and "focusFile" in by_id[1].parts
+    # Only the graph reached it: its total is multiplied down, the search found the others.
+    assert by_id[5].parts["graphOnly"] == GRAPH_ONLY_FACTOR and "graphOnly" not in by_id[2].parts
     assert by_id[3].parts["kindFactor"] == KIND_FACTORS[FileKind.VENDORED]
     for item in ranked:
-        added = [value for name, value in item.parts.items() if name not in ("hops", "kindFactor")]
-        assert item.score == pytest.approx(sum(added) * item.parts.get("kindFactor", 1.0), rel=1e-12)
+        added = [value for name, value in item.parts.items() if name not in ("hops", *FACTOR_PARTS)]
+        assert item.score == pytest.approx(sum(added) * factor_of(item.parts), rel=1e-12)
         assert item.own == pytest.approx(sum(added) - item.parts.get("file", 0.0), rel=1e-12)
     files = rank_files(ranked, found, kinds, False, TaskNames(parse_task(TASK)), model.files)
     for file in files:

@@ -50,7 +50,7 @@ from smartctx.retrieval.pipeline import (
     rank,
     select_and_pack,
 )
-from smartctx.retrieval.score import KIND_PART, ScoredNode
+from smartctx.retrieval.score import KIND_PART, ScoredNode, factor_of
 from smartctx.retrieval.sources import ChangeHistory, SourceReader
 from smartctx.store.reader import IndexReader
 from smartctx.store.snapshot import EdgeRow, NodeRow
@@ -217,7 +217,7 @@ def _rescaled(item: ScoredNode, lexical: float, file: float) -> ScoredNode:
     if lexical == 1.0 and file == 1.0:
         return item
     parts = dict(item.parts)
-    factor = parts.get(KIND_PART, 1.0)
+    factor = factor_of(parts)
     lost = 0.0
     for name, share in ((LEXICAL_PART, lexical), (FILE_PART, file)):
         if name in parts:

@@ -229,6 +229,12 @@ _STARTS_WITH_TESTS = re.compile(r"\s*(?:the\s+)?(?:unit ?)?tests?\b", re.IGNOREC
 _CODE_SPAN = re.compile(r"`([^`\n]{1,400})`")
 _CODE_BLOCK = re.compile(r"```[^\n]*\n(.*?)(?:```|\Z)", re.DOTALL)
 _IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+# An HTML comment in Markdown (``<!-- … -->``) is not shown where the text is read: in an issue or a
+# pull request it is the template's instructions ("Explain what this PR does and why … Good
+# examples: …"), words of the form and not of the task, the same in every task of a repository.
+_COMMENT_OPEN = "<!--"
+_COMMENT_CLOSE = "-->"
+_FENCE = "```"
 
 
 @dataclass(frozen=True)
@@ -303,8 +309,35 @@ def _about_tests(text: str, file_paths: Sequence[str]) -> bool:
     )
 
 
+def without_comments(text: str) -> str:
+    """``text`` without its Markdown HTML comments, those outside fenced code (where ``<!--`` is
+    code, shown as it is); a comment never closed is kept, as it may be the text's own words."""
+    if _COMMENT_OPEN not in text:
+        return text
+    kept: list[str] = []
+    for place, piece in enumerate(text.split(_FENCE)):
+        # Even pieces are outside fences, odd ones inside.
+        kept.append(piece if place % 2 else _strip_comments(piece))
+    return _FENCE.join(kept)
+
+
+def _strip_comments(text: str) -> str:
+    out: list[str] = []
+    start = 0
+    while (opening := text.find(_COMMENT_OPEN, start)) >= 0:
+        closing = text.find(_COMMENT_CLOSE, opening + len(_COMMENT_OPEN))
+        if closing < 0:
+            break
+        out.append(text[start:opening])
+        out.append(" ")
+        start = closing + len(_COMMENT_CLOSE)
+    out.append(text[start:])
+    return "".join(out)
+
+
 def parse_task(text: str) -> ParsedTask:
     """Extract weighted words and the exact names, files and frames the task mentions."""
+    text = without_comments(text)
     words: dict[str, int] = {}
     prose: set[str] = set()
     named_words: set[str] = set()
