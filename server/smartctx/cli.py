@@ -18,7 +18,7 @@ import os
 import sys
 import tempfile
 import time
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from contextlib import ExitStack, closing
 from importlib.metadata import version
 from pathlib import Path
@@ -552,7 +552,8 @@ def _index_shard(root: Path, args: argparse.Namespace, publisher: Publisher, sha
     else:
         rows = report.rows
         print(
-            f"published  {target} in {report.seconds:.1f} s: {rows['files']:,} files,"
+            f"published  {target} in {report.seconds:.1f} s{_stages(report.stage_seconds)}:"
+            f" {rows['files']:,} files,"
             f" {rows['nodes']:,} definitions, {rows['refs']:,} references,"
             f" {rows['symbol_postings'] + rows['file_postings']:,} postings"
         )
@@ -608,11 +609,18 @@ def _published_line(report: PublishReport, publisher: Publisher) -> str:
         return f"published  {target} already; nothing written{pruned}"
     rows = report.rows
     return (
-        f"published  {target} in {report.seconds:.1f} s: {rows['files']:,} files,"
+        f"published  {target} in {report.seconds:.1f} s{_stages(report.stage_seconds)}:"
+        f" {rows['files']:,} files,"
         f" {rows['nodes']:,} definitions, {rows['edges']:,} edges,"
         f" {rows['symbol_postings'] + rows['file_postings']:,} postings; keeping the newest"
         f" {publisher.keep}{pruned}"
     )
+
+
+def _stages(stage_seconds: Mapping[str, float]) -> str:
+    """`` (write 12.0 s, vacuum 3.1 s)``: where a publish's time went."""
+    parts = [f"{stage} {seconds:.1f} s" for stage, seconds in stage_seconds.items()]
+    return f" ({', '.join(parts)})" if parts else ""
 
 
 def _context_command(args: argparse.Namespace) -> int:

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import math
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -59,6 +60,13 @@ def publish(root: Path, url: str, repository: str, *args: str) -> subprocess.Com
     return subprocess.run(
         index_command(root, url, repository, *args), capture_output=True, text=True, timeout=180, check=False
     )
+
+
+def files_written(output: str) -> int:
+    """The files a shard says it wrote."""
+    match = re.search(r"([\d,]+) files", output)
+    assert match is not None, output
+    return int(match[1].replace(",", ""))
 
 
 @pytest.fixture
@@ -143,7 +151,7 @@ def test_a_commit_published_in_shards_holds_what_one_process_publishes(
     outputs = [job.communicate(timeout=180) for job in jobs]
     assert [job.returncode for job in jobs] == [0] * count, [error for _, error in outputs]
     assert complete_commits(database) == [repo.git("rev-parse", "HEAD")], "shards alone are not visible"
-    files = [int(out.split(" s: ")[1].split(" files")[0]) for out, _ in outputs]
+    files = [files_written(out) for out, _ in outputs]
     assert all(files) and sum(files) == len(list(SOURCE.glob("*.py"))), outputs
 
     finished = publish(repo.root, postgres_url, SHARDED, "--finish")

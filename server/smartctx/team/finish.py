@@ -1,7 +1,7 @@
 """The finish step of a commit published in shards: every reference resolved, the graph scored.
 
-Each shard's job parsed its own files and wrote their rows (publish.py), but could resolve a
-reference only against those files. This step does what the local index of a one-process publish
+Each shard's job parsed its own files and wrote their rows (publish.py), unresolved: a reference
+may mean a definition of any shard. This step does what the local index of a one-process publish
 did in its resolution pass and its score upkeep, with the same pure rules (store/resolution.py,
 store/scores.py), over the rows of every shard in the database: the import references first, then
 every other reference through what its file's imports point at, then PageRank and usage over every
@@ -9,16 +9,17 @@ edge. So the edges and scores are the ones a one-process publish of the commit w
 differ.
 
 Memory is what limits a one-process index of a large repository, so this step holds no parse
-tree, no source text and not every reference at once: the definitions (as resolution candidates),
-the files' paths, the import references and the graph's edges as arrays; the other references are
-read in steps of ``REFERENCE_FILES_PER_STEP`` files, ordered by file, from one server-side cursor.
+tree, no source text and never every reference at once: the definitions (as resolution candidates),
+the files' paths and the graph's edges as arrays. The references are read ordered by file, from one
+server-side cursor, and resolved ``REFERENCE_FILES_PER_STEP`` files at a time, each step's imports
+first: a reference's answer depends on its own file's imports and on the definitions alone.
 """
 
 from __future__ import annotations
 
 from collections import defaultdict
 from collections.abc import Callable, Iterable, Iterator, Sequence
-from itertools import groupby
+from itertools import groupby, islice
 from operator import itemgetter
 from typing import Any
 
@@ -28,7 +29,14 @@ from psycopg.rows import TupleRow
 
 from smartctx.core.model import RefKind, SymbolKind
 from smartctx.store.export import EdgeRecord, ScoreRecord
-from smartctx.store.resolution import Candidate, ReferenceRow, import_edges, name_edges, name_uses
+from smartctx.store.resolution import (
+    Candidate,
+    EdgeValues,
+    ReferenceRow,
+    import_edges,
+    name_edges,
+    name_uses,
+)
 from smartctx.store.scores import FloatArray, IntArray, ScoreGraph
 
 # Files whose references (other than imports) are resolved in one step: enough that a step's queries
@@ -41,6 +49,7 @@ ROWS_PER_FETCH = 20_000
 Copy = Callable[[str, Sequence[str], Iterable[Sequence[object]]], int]
 
 _REFERENCE_COLUMNS = "file_id, kind, name, key, ref_id, source_id"
+_IMPORTS = RefKind.IMPORT.value
 
 
 def resolve_and_score(connection: psycopg.Connection[TupleRow], commit_id: int, copy: Copy) -> None:
@@ -68,39 +77,29 @@ def resolve_and_score(connection: psycopg.Connection[TupleRow], commit_id: int, 
         node_files.append(file_id)
     graph = _Graph(np.array(node_ids, np.int64), np.array(node_files, np.int64))
     del node_ids, node_files
-    graph.add(
-        connection.execute(
-            "SELECT src_id, dst_id, kind, confidence FROM smartctx.edges WHERE commit_id = %s", (commit_id,)
-        ).fetchall()
+    containment = _streamed(
+        connection,
+        "SELECT src_id, dst_id, kind, confidence FROM smartctx.edges WHERE commit_id = %s",
+        commit_id,
     )
-    imports: list[ReferenceRow] = connection.execute(
-        f"SELECT {_REFERENCE_COLUMNS} FROM smartctx.refs WHERE commit_id = %s AND kind = %s",
-        (commit_id, RefKind.IMPORT.value),
-    ).fetchall()
-    found = import_edges(imports, paths, candidates)
-    copy("edges", EdgeRecord._fields, found)
-    graph.add(found)
-    # What each file's imports point at, as the local pass reads it back from its edges: per import
-    # key the targets, one per edge, and the files they lie in.
-    imported_targets: dict[int, dict[str, list[int]]] = defaultdict(lambda: defaultdict(list))
-    imported_files: dict[int, set[int]] = defaultdict(set)
-    places = {ref_id: (file_id, key) for file_id, _, _, key, ref_id, _ in imports}
-    target_files = graph.files_of([edge[1] for edge in found])
-    for (_, dst_id, _, _, ref_id), dst_file in zip(found, target_files, strict=True):
-        file_id, key = places[ref_id]
-        imported_targets[file_id][key].append(dst_id)
-        imported_files[file_id].add(dst_file)
-    del imports, found, places
+    while edges := list(islice(containment, ROWS_PER_FETCH)):
+        graph.add(edges)
+    # A file's references resolve through its own imports alone, so files are resolved a step at a
+    # time, each step its imports first.
     references = _streamed(
         connection,
-        f"SELECT {_REFERENCE_COLUMNS} FROM smartctx.refs WHERE commit_id = %s AND kind <> %s"
-        " ORDER BY file_id",
+        f"SELECT {_REFERENCE_COLUMNS} FROM smartctx.refs WHERE commit_id = %s ORDER BY file_id",
         commit_id,
-        RefKind.IMPORT.value,
     )
     for rows in _by_files(references, REFERENCE_FILES_PER_STEP):
-        rows.sort(key=itemgetter(0, 1, 2, 4))
-        uses = name_uses(rows, paths, candidates)
+        imports = [row for row in rows if row[1] == _IMPORTS]
+        found = import_edges(imports, paths, candidates)
+        copy("edges", EdgeRecord._fields, found)
+        graph.add(found)
+        imported_targets, imported_files = _imported(imports, found, graph)
+        names = [row for row in rows if row[1] != _IMPORTS]
+        names.sort(key=itemgetter(0, 1, 2, 4))
+        uses = name_uses(names, paths, candidates)
         source_names: dict[int, str] = dict(
             connection.execute(
                 "SELECT node_id, qualified_name FROM smartctx.nodes WHERE commit_id = %s"
@@ -118,6 +117,23 @@ def resolve_and_score(connection: psycopg.Connection[TupleRow], commit_id: int, 
         ScoreRecord._fields,
         zip(graph.node_ids.tolist(), ranks.tolist(), uses_of.tolist(), strict=True),
     )
+
+
+def _imported(
+    imports: Sequence[ReferenceRow], found: Sequence[EdgeValues], graph: _Graph
+) -> tuple[dict[int, dict[str, list[int]]], dict[int, set[int]]]:
+    """What each file's imports point at, as the local pass reads it back from its edges: per file,
+    the targets of each import key, one per edge, and the files they lie in."""
+    targets: dict[int, dict[str, list[int]]] = defaultdict(lambda: defaultdict(list))
+    files: dict[int, set[int]] = defaultdict(set)
+    places = {ref_id: (file_id, key) for file_id, _, _, key, ref_id, _ in imports}
+    for (_, dst_id, _, _, ref_id), dst_file in zip(
+        found, graph.files_of([edge[1] for edge in found]), strict=True
+    ):
+        file_id, key = places[ref_id]
+        targets[file_id][key].append(dst_id)
+        files[file_id].add(dst_file)
+    return targets, files
 
 
 class _Graph:

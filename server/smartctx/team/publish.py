@@ -30,7 +30,7 @@ import hashlib
 import time
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import timedelta
 from pathlib import Path
 
@@ -107,6 +107,8 @@ class PublishReport:
     # The commits this publish removed, complete or abandoned.
     pruned: tuple[str, ...]
     seconds: float
+    # Where the time went: writing the rows (for a finish, resolving and scoring), then vacuuming.
+    stage_seconds: Mapping[str, float] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -121,6 +123,7 @@ class ShardReport:
     # The shards of the commit written so far, this one included (all of them once complete).
     shards_written: int
     seconds: float
+    stage_seconds: Mapping[str, float] = field(default_factory=dict)
 
 
 def publish(
@@ -276,17 +279,18 @@ def _publish_whole(
         # Whatever the server's default: VACUUM marks a page all-visible only once the commits of its
         # rows are flushed, and after copies committed asynchronously it marked none of them.
         connection.execute("SET synchronous_commit = on")
+        write_started_s = time.monotonic()
         rows = write(commit_id)
-        with reported(address, "vacuuming the tables"):
-            for table in COMMIT_TABLES:
-                connection.execute(sql.SQL("VACUUM (ANALYZE) smartctx.{}").format(sql.Identifier(table)))
+        vacuum_started_s = time.monotonic()
+        _vacuum(connection, address, COMMIT_TABLES, analyze=True)
         with reported(address, "marking the commit complete"), connection.transaction():
             connection.execute(
                 "UPDATE smartctx.commits SET complete = true, completed_at = clock_timestamp() WHERE id = %s",
                 (commit_id,),
             )
             pruned = _prune(connection, repository, repository_id, keep)
-        return PublishReport(repository, commit, False, rows, pruned, time.monotonic() - started_s)
+        stages = {"write": vacuum_started_s - write_started_s, "vacuum": time.monotonic() - vacuum_started_s}
+        return PublishReport(repository, commit, False, rows, pruned, time.monotonic() - started_s, stages)
 
 
 def publish_shard(
@@ -330,6 +334,8 @@ def publish_shard(
         if complete or shard.index in done:
             written = shard.count if complete else len(done)
             return ShardReport(repository, commit, shard, True, {}, written, time.monotonic() - started_s)
+        connection.execute("SET synchronous_commit = on")
+        write_started_s = time.monotonic()
         with reported(address, f"writing shard {shard}"), connection.transaction():
             rows = _write_rows(connection, address, export, root, commit_id, shard, whole=False)
             connection.execute(
@@ -337,9 +343,30 @@ def publish_shard(
                 " VALUES (%s, %s, %s, %s)",
                 (commit_id, shard.index, smartctx_version, rows["files"]),
             )
+        # What the shard wrote is vacuumed here, where N jobs share the work, so that the finish's
+        # vacuum passes over pages already marked all-visible.
+        vacuum_started_s = time.monotonic()
+        _vacuum(connection, address, [table for table in COMMIT_TABLES if rows.get(table)], analyze=False)
         with reported(address, "registering the shard"):
             written = len(_shards_written(connection, commit_id))
-        return ShardReport(repository, commit, shard, False, rows, written, time.monotonic() - started_s)
+        stages = {"write": vacuum_started_s - write_started_s, "vacuum": time.monotonic() - vacuum_started_s}
+        return ShardReport(
+            repository, commit, shard, False, rows, written, time.monotonic() - started_s, stages
+        )
+
+
+def _vacuum(
+    connection: psycopg.Connection[TupleRow],
+    address: DatabaseAddress,
+    tables: Iterable[str],
+    *,
+    analyze: bool,
+) -> None:
+    """Vacuum ``tables`` (see SEARCH_TABLES for why), and gather their statistics if ``analyze``."""
+    options = sql.SQL("(ANALYZE) " if analyze else "")
+    with reported(address, "vacuuming the tables"):
+        for table in tables:
+            connection.execute(sql.SQL("VACUUM {}smartctx.{}").format(options, sql.Identifier(table)))
 
 
 @contextmanager
