@@ -39,8 +39,8 @@ from smartctx.store.resolution import (
 )
 from smartctx.store.scores import FloatArray, IntArray, ScoreGraph
 
-# Files whose references (other than imports) are resolved in one step: enough that a step's queries
-# are few, few enough that a step's references are a small part of memory.
+# Files whose references are resolved in one step: enough that a step's queries are few, few enough
+# that a step's references are a small part of memory.
 REFERENCE_FILES_PER_STEP = 2_000
 # Rows a server-side cursor brings per round trip.
 ROWS_PER_FETCH = 20_000
