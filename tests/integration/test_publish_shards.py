@@ -213,6 +213,21 @@ def test_a_shard_written_again_writes_nothing_and_jobs_must_agree_on_n(
     assert late.returncode == 0 and "already; nothing written" in late.stdout
 
 
+def kill_while_blocked(postgres_url: str, database: Database, table: str, command: list[str]) -> None:
+    """Run ``command`` while ``table`` is locked, and kill it once it waits for the lock; return when
+    its session has ended."""
+    with psycopg.connect(postgres_url) as blocker:
+        blocker.execute(f"LOCK TABLE smartctx.{table} IN ACCESS EXCLUSIVE MODE".encode())
+        job = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        try:
+            wait_for(lambda: publisher_sessions(database, waiting=True) > 0, f"{command[-1]} to block")
+        finally:
+            os.kill(job.pid, signal.SIGKILL)
+            job.wait(timeout=WAIT_S)
+        blocker.rollback()
+    wait_for(lambda: publisher_sessions(database, waiting=False) == 0, "the killed session to end")
+
+
 def test_a_killed_shard_or_finish_leaves_nothing_that_the_next_run_adds_to(
     tmp_path: Path, postgres_url: str, database: Database
 ) -> None:
@@ -221,20 +236,9 @@ def test_a_killed_shard_or_finish_leaves_nothing_that_the_next_run_adds_to(
     written = database.execute("SELECT count(*) FROM smartctx.nodes").fetchone()
     # The definitions' table is locked while the second shard copies into it: it has written its
     # files when it blocks there, and is killed.
-    with psycopg.connect(postgres_url) as blocker:
-        blocker.execute("LOCK TABLE smartctx.nodes IN ACCESS EXCLUSIVE MODE")
-        job = subprocess.Popen(
-            index_command(repo.root, postgres_url, SHARDED, "--shard", "2/2"),
-            stdout=subprocess.DEVNULL,
-            stderr=subprocess.DEVNULL,
-        )
-        try:
-            wait_for(lambda: publisher_sessions(database, waiting=True) > 0, "the shard to block")
-        finally:
-            os.kill(job.pid, signal.SIGKILL)
-            job.wait(timeout=WAIT_S)
-        blocker.rollback()
-    wait_for(lambda: publisher_sessions(database, waiting=False) == 0, "the killed shard's session to end")
+    kill_while_blocked(
+        postgres_url, database, "nodes", index_command(repo.root, postgres_url, SHARDED, "--shard", "2/2")
+    )
     assert database.execute("SELECT count(*) FROM smartctx.nodes").fetchone() == written
     assert database.execute("SELECT shard FROM smartctx.shards").fetchall() == [(0,)]
 
@@ -243,20 +247,9 @@ def test_a_killed_shard_or_finish_leaves_nothing_that_the_next_run_adds_to(
     assert "2 of 2 shards written; now run --finish" in rerun.stdout
     # A finish killed after it wrote the edges and scores, before the commit was complete: it blocks
     # on a table it only counts then.
-    with psycopg.connect(postgres_url) as blocker:
-        blocker.execute("LOCK TABLE smartctx.file_lengths IN ACCESS EXCLUSIVE MODE")
-        job = subprocess.Popen(
-            index_command(repo.root, postgres_url, SHARDED, "--finish"),
-            stdout=subprocess.DEVNULL,
-            stderr=subprocess.DEVNULL,
-        )
-        try:
-            wait_for(lambda: publisher_sessions(database, waiting=True) > 0, "the finish to block")
-        finally:
-            os.kill(job.pid, signal.SIGKILL)
-            job.wait(timeout=WAIT_S)
-        blocker.rollback()
-    wait_for(lambda: publisher_sessions(database, waiting=False) == 0, "the killed finish's session to end")
+    kill_while_blocked(
+        postgres_url, database, "file_lengths", index_command(repo.root, postgres_url, SHARDED, "--finish")
+    )
     assert complete_commits(database) == []
 
     finished = publish(repo.root, postgres_url, SHARDED, "--finish")

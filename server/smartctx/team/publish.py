@@ -68,7 +68,7 @@ DEFAULT_KEEP = 5
 SHARDS_EXPIRE_AFTER = timedelta(days=1)
 # PostgreSQL's integer, the type of every id column: a shard's ids (local id * N + shard) must fit.
 MAX_PUBLISHED_ID = 2**31 - 1
-# The whole index as one part, published in one process: the local ids are the published ones.
+# The ids of the whole index published in one process: the local ids are the published ones.
 WHOLE = Shard(0, 1)
 # Every table that holds a commit's rows, in the order they are written.
 COMMIT_TABLES = (
@@ -141,7 +141,7 @@ def publish(
     prune; ``connection`` is in autocommit mode (each step is its own transaction)."""
 
     def write(commit_id: int) -> dict[str, int]:
-        return _write_rows(connection, address, export, root, commit_id, WHOLE, whole=True)
+        return _write_rows(connection, address, export, root, commit_id, None)
 
     return _publish_whole(connection, address, repository, commit, keep, smartctx_version, None, write)
 
@@ -337,7 +337,7 @@ def publish_shard(
         connection.execute("SET synchronous_commit = on")
         write_started_s = time.monotonic()
         with reported(address, f"writing shard {shard}"), connection.transaction():
-            rows = _write_rows(connection, address, export, root, commit_id, shard, whole=False)
+            rows = _write_rows(connection, address, export, root, commit_id, shard)
             connection.execute(
                 "INSERT INTO smartctx.shards (commit_id, shard, smartctx_version, files)"
                 " VALUES (%s, %s, %s, %s)",
@@ -482,15 +482,14 @@ def _write_rows(
     export: IndexExport,
     root: Path,
     commit_id: int,
-    shard: Shard,
-    *,
-    whole: bool,
+    shard: Shard | None,
 ) -> dict[str, int]:
-    """Copy every table of ``export``, ``shard``'s part of the commit, under ``commit_id``, redacted,
-    one transaction per table (a savepoint within the caller's transaction, if it holds one).
-    Unless the part is the ``whole`` index, it writes no scores and only its containment edges: the
-    finish step resolves the references and scores the whole graph."""
-    ids = _PublishedIds(shard)
+    """Copy every table of ``export`` under ``commit_id``, redacted, one transaction per table (a
+    savepoint within the caller's transaction, if it holds one): the whole commit's index (``shard``
+    None), or one shard's, which writes no scores and only its containment edges (the finish step
+    resolves the references and scores the whole graph)."""
+    whole = shard is None
+    ids = _PublishedIds(shard or WHOLE)
 
     def files() -> Iterator[FileRecord]:
         for record in export.files():
