@@ -3,8 +3,14 @@
 import type { ContextOptions, WireSettings } from "./lsp_ext";
 
 // Settings that decide how the server starts: a change restarts it. Every other smartctx setting
-// reaches the running server as workspace/didChangeConfiguration.
-export const LAUNCH_SETTINGS = ["smartctx.server.command", "smartctx.server.python"] as const;
+// reaches the running server as workspace/didChangeConfiguration. The server reads the base index's
+// settings once, when it opens the workspace.
+export const LAUNCH_SETTINGS = [
+  "smartctx.server.command",
+  "smartctx.server.python",
+  "smartctx.baseIndex",
+  "smartctx.baseIndexOnly",
+] as const;
 
 // smartctx.<setting> -> the contextForTask option it sets by default.
 const CONTEXT_SETTINGS = {
@@ -87,6 +93,7 @@ export function wireSettings(settings: SettingsReader): WireSettings {
   };
   if (typeof baseIndex === "string" && baseIndex.trim() !== "") {
     wire.baseIndex = baseIndex.trim();
+    if (settings.get("baseIndexOnly") === true) wire.baseIndexOnly = true;
   }
   return wire;
 }

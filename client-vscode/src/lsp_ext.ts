@@ -150,6 +150,7 @@ export interface IndexStatus {
   writerCommand?: string;
   undecodableCount?: number;
   undecodableNames?: string[];
+  base?: string;
 }
 
 export interface WireRecentChange {
@@ -285,6 +286,8 @@ export interface WireSettings {
   exclude?: string[];
   // A postgresql:// URL; read by the server at start-up only.
   baseIndex?: string;
+  // Whether that base answers for good (only the files that differ from it indexed); start-up only.
+  baseIndexOnly?: boolean;
 }
 
 export const contextForTask = new lc.RequestType<ContextForTaskParams, WireContextPack, void>(

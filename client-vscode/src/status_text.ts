@@ -38,6 +38,24 @@ function undecodable(index: IndexStatus): string {
   return ` ${count(total)} not indexed because their names are not UTF-8: ${names}${more}.`;
 }
 
+// A team's published base answers: while the folder's own first index is built, or for good
+// (smartctx.baseIndexOnly), when only the files that differ from the base are indexed here.
+function fromBase(
+  base: string,
+  indexing: boolean,
+  progress: string,
+  shared: { text: string; tooltip: string },
+): StatusText {
+  const here = indexing
+    ? ` This folder's own index is being built${progress ? ` (${progress})` : ""}; it answers once complete.`
+    : " Only the files that differ from it are indexed here.";
+  return {
+    text: `$(cloud) SmartCtx: ${base}${indexing ? ", indexing" : ""}${shared.text}`,
+    tooltip: `Answered from your team's published index, ${base}.${here}${shared.tooltip} Click for index status and actions.`,
+    error: false,
+  };
+}
+
 // Pure: what the item shows for a server state and the last index status. A running server is named
 // below the index's line; one whose version is not the carried wheel's turns the check into a warning.
 export function statusText(state: ServerState, index: IndexStatus | undefined): StatusText {
@@ -73,6 +91,7 @@ function indexText(state: ServerState, index: IndexStatus | undefined): StatusTe
   const indexed = (index.indexedFiles as number | undefined) ?? 0;
   const shared = following(index);
   const progress = index.filesTotal > 0 ? `${count(index.filesDone)}/${count(index.filesTotal)}` : "";
+  if (index.base !== undefined) return fromBase(index.base, index.state === "indexing", progress, shared);
   if (index.state === "indexing" && indexed === 0) {
     return {
       text: `$(sync~spin) SmartCtx: indexing${progress ? ` ${progress}` : ""}${shared.text}`,

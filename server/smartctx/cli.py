@@ -314,14 +314,24 @@ def _argument_parser() -> argparse.ArgumentParser:
         "--base",
         metavar="URL",
         help=(
-            "the team's published index in PostgreSQL (postgresql://…): a served folder that is a clean"
-            " checkout of a published commit is answered from it while its own first index runs"
+            "the team's published index in PostgreSQL (postgresql://…): a served folder is answered"
+            " from the nearest published ancestor of its HEAD, with the files that differ from it laid"
+            " over it, while its own first index runs"
         ),
     )
     mcp_base.add_argument(
         "--repository",
         metavar="NAME",
         help="the name the base was published under (default: the origin remote's host/path)",
+    )
+    mcp_base.add_argument(
+        "--base-only",
+        action="store_true",
+        help=(
+            "answer from the base for good: index only the files that differ from it, never a whole"
+            " folder (for repositories too large to index here); a folder no base answers for is"
+            " indexed whole"
+        ),
     )
     mcp.set_defaults(handler=_mcp_command)
     return parser
@@ -874,8 +884,9 @@ def _mcp_command(args: argparse.Namespace) -> int:
     from smartctx.mcp.server import serve
 
     if args.base is None:
-        if args.repository is not None:
-            raise UserError("--repository goes with --base URL")
+        if args.repository is not None or args.base_only:
+            given = "--repository" if args.repository is not None else "--base-only"
+            raise UserError(f"{given} goes with --base URL")
         return serve(roots, args.index_dir)
     # Imported here: only --base needs the PostgreSQL driver (smartctx[team]).
     try:
@@ -884,7 +895,7 @@ def _mcp_command(args: argparse.Namespace) -> int:
         if error.name is None or not error.name.startswith("psycopg"):
             raise
         raise UserError("--base needs the PostgreSQL driver: pip install 'smartctx[team]'") from None
-    return serve(roots, args.index_dir, TeamBase(args.base, args.repository, is_source))
+    return serve(roots, args.index_dir, TeamBase(args.base, args.repository, is_source), args.base_only)
 
 
 if __name__ == "__main__":

@@ -337,6 +337,8 @@ def test_the_mcp_server_refuses_a_base_that_is_no_postgresql_url(tmp_path: Path)
 
     bad_url = smartctx("mcp", "--root", str(repo.root), "--base", "mysql://team", timeout=60)
     lone_name = smartctx("mcp", "--root", str(repo.root), "--repository", REPOSITORY, timeout=60)
+    lone_only = smartctx("mcp", "--root", str(repo.root), "--base-only", timeout=60)
 
     assert bad_url.returncode != 0 and "is not a PostgreSQL URL" in bad_url.stderr
     assert lone_name.returncode != 0 and "--repository goes with --base URL" in lone_name.stderr
+    assert lone_only.returncode != 0 and "--base-only goes with --base URL" in lone_only.stderr

@@ -27,6 +27,7 @@ if not os.environ.get(REQUIRE_VARIABLE):
 
 from gitrepos import Repo
 from smartctx.core.context import ContextOptions, ContextPack, ContextRequest
+from smartctx.live.status import StatusCounts
 from smartctx.live.tasks import BackgroundTasks
 from smartctx.live.workspace import Folder, Workspace
 from smartctx.parsing.languages import is_source
@@ -82,6 +83,27 @@ def workspace(tmp_path: Path, postgres_url: str) -> Iterator[Workspace]:
         lambda uri, counts: None,
         tasks,
         base=TeamBase(postgres_url, REPOSITORY, is_source),
+    )
+    yield opened
+    opened.close()
+
+
+@pytest.fixture
+def statuses() -> list[StatusCounts]:
+    """The statuses a base-only workspace reported, in order."""
+    return []
+
+
+@pytest.fixture
+def base_only(tmp_path: Path, postgres_url: str, statuses: list[StatusCounts]) -> Iterator[Workspace]:
+    """A workspace whose base answers for good (the ``baseIndexOnly`` setting, ``mcp --base-only``)."""
+    tasks = BackgroundTasks()
+    opened = Workspace(
+        tmp_path / "indexes",
+        lambda uri, counts: statuses.append(counts),
+        tasks,
+        base=TeamBase(postgres_url, REPOSITORY, is_source),
+        base_only=True,
     )
     yield opened
     opened.close()
@@ -175,3 +197,63 @@ def test_a_folder_s_local_files_are_laid_over_the_base(workspace: Workspace, clo
 
 def test_no_base_for_an_unreachable_server(clone: Path) -> None:
     assert TeamBase("postgresql://nobody@127.0.0.1:9/team", REPOSITORY, is_source).cover(clone) is None
+
+
+def test_with_base_only_the_base_answers_for_good_and_the_folder_is_never_indexed_whole(
+    base_only: Workspace, clone: Path, tmp_path: Path, statuses: list[StatusCounts]
+) -> None:
+    folder = added(base_only, clone)
+    base_only.start(folder)
+
+    first = ask(base_only, folder)
+
+    assert first.warnings[0].code == "answered-from-base"
+    assert "only the files that differ from it are indexed" in first.warnings[0].message
+    status = base_only.status()
+    assert status.state == "ready" and status.base is not None and "+ 0 local files" in status.base
+    assert statuses and statuses[-1].base == status.base
+
+    # A file changes on disk: the watcher sees it, the next request lays it over the base.
+    pack_py = clone / "retrieval" / "pack.py"
+    pack_py.write_text(pack_py.read_text() + BODY_BUDGET)
+    wait_for(lambda: folder.index.settled_and_changes()[1] > 0, "the watcher to see the change")
+    assert ask(base_only, folder).warnings[0].code == "answered-from-base"
+    wait_for(
+        lambda: folder.base is not None and "+ 1 local file" in folder.base.stamp, "the change laid over"
+    )
+    pack = ask(base_only, folder)
+
+    assert "+ 1 local file" in pack.warnings[0].message
+    assert "body_budget" in {item.name for item in (*pack.bodies, *pack.summaries)}
+    # A hover reads the base too, the changed file from the overlay.
+    line = pack_py.read_text().splitlines().index("def body_budget(budget_tokens, bodies):") + 1
+    hovered = base_only.symbol_at(folder, "retrieval/pack.py", line, "body_budget")
+    assert hovered is not None and hovered.name == "body_budget"
+    # Re-indexing lays the local files over the base again; the folder is still not indexed whole.
+    report = base_only.reindex([folder])[0].result(timeout=WAIT_S)
+    assert report is not None and report.files_parsed == 1
+    assert folder.index.watching_only and folder.index.status().indexed_files == 0
+    assert not any((tmp_path / "indexes").rglob("*.sqlite*"))
+
+
+def test_with_base_only_a_folder_no_base_answers_for_is_indexed_whole(clone: Path, tmp_path: Path) -> None:
+    tasks = BackgroundTasks()
+    unreachable = TeamBase("postgresql://nobody@127.0.0.1:9/team", REPOSITORY, is_source)
+    workspace = Workspace(
+        tmp_path / "indexes", lambda uri, counts: None, tasks, base=unreachable, base_only=True
+    )
+    try:
+        folder = workspace.add(clone.as_uri(), str(clone), "editor")
+        assert folder is not None
+        workspace.start(folder)
+        wait_for(
+            lambda: folder.index.status().state == "ready" and folder.index.status().indexed_files > 0,
+            "the whole folder's index",
+        )
+        pack = ask(workspace, folder)
+    finally:
+        workspace.close()
+
+    assert not folder.index.watching_only
+    assert all(warning.code != "answered-from-base" for warning in pack.warnings)
+    assert pack.bodies

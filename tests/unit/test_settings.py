@@ -26,6 +26,7 @@ CASES: dict[str, tuple[Any, Settings, list[str]]] = {
             "contextDefaults": {"budgetTokens": 4000, "maxBodies": 3, "tokenScale": 1.25},
             "exclude": ["docs/", " *.gen.ts ", ""],
             "baseIndex": "postgresql://editor:s3cret@db.internal/smartctx",
+            "baseIndexOnly": True,
         },
         Settings(
             index_dir=Path("/tmp/smartctx-index"),
@@ -35,6 +36,7 @@ CASES: dict[str, tuple[Any, Settings, list[str]]] = {
             context_defaults=ContextOptions(budget_tokens=4000, max_bodies=3, token_scale=1.25),
             exclude=("docs/", "*.gen.ts"),
             base_index="postgresql://editor:s3cret@db.internal/smartctx",
+            base_index_only=True,
         ),
         [],
     ),
@@ -60,6 +62,11 @@ CASES: dict[str, tuple[Any, Settings, list[str]]] = {
         [f"{WHERE}.baseIndex", "postgresql:// URL"],
     ),
     "base index empty, the default": ({"baseIndex": ""}, Settings(), []),
+    "base only not a boolean": (
+        {"baseIndexOnly": "yes"},
+        Settings(),
+        [f"{WHERE}.baseIndexOnly", "true or false"],
+    ),
     "context defaults out of range": (
         {"contextDefaults": {"hopDepth": 9}},
         Settings(),

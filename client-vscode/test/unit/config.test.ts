@@ -52,6 +52,7 @@ describe("wireSettings", () => {
       exclude: ["docs/", 3],
       "server.logLevel": "debug",
       baseIndex: " postgresql://editor@db.internal/smartctx ",
+      baseIndexOnly: true,
     });
     expect(wireSettings(settings)).toEqual({
       clientLogLevel: "debug",
@@ -59,6 +60,7 @@ describe("wireSettings", () => {
       bufferDebounceMs: 150,
       exclude: ["docs/"],
       baseIndex: "postgresql://editor@db.internal/smartctx",
+      baseIndexOnly: true,
       contextDefaults: {
         budgetTokens: 16000,
         maxBodies: 8,

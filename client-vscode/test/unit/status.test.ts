@@ -167,6 +167,34 @@ describe("statusText", () => {
     expect(shown.tooltip.endsWith(`\n\n${warning}`)).toBe(true);
   });
 
+  it("names the team's base while it answers", () => {
+    const base = "base 1a2b3c4 + 3 local files";
+    const forGood = statusText(RUNNING, {
+      state: "ready",
+      filesDone: 0,
+      filesTotal: 0,
+      pendingFiles: 0,
+      indexedFiles: 0,
+      role: "writer",
+      base,
+    });
+    expect(forGood.text).toBe("$(cloud) SmartCtx: base 1a2b3c4 + 3 local files");
+    expect(forGood.tooltip).toContain("Only the files that differ from it are indexed here.");
+    const meanwhile = statusText(RUNNING, {
+      state: "indexing",
+      filesDone: 40,
+      filesTotal: 2900,
+      pendingFiles: 2860,
+      indexedFiles: 0,
+      role: "writer",
+      base,
+    });
+    expect(meanwhile.text).toBe("$(cloud) SmartCtx: base 1a2b3c4 + 3 local files, indexing");
+    expect(meanwhile.tooltip).toContain(
+      "This folder's own index is being built (40/2,900); it answers once complete.",
+    );
+  });
+
   it("names the files left out because their names are not UTF-8", () => {
     expect(
       statusText(RUNNING, {

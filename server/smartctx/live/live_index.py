@@ -21,6 +21,10 @@ user's saves from the memory of edits the writer publishes, and adds that to its
 focus. When the writer exits or dies it takes over: it opens the index read-write, reconciles it
 with the folder (which also finishes whatever the dead writer left half done and puts back the disk
 text of files the writer had indexed from its own unsaved buffers), then indexes its own buffers.
+
+Watching only (:meth:`LiveIndex.watch`): when a team's base answers for the folder for good, the
+folder is watched but not indexed, and the index folder is left alone; the watcher's changes are
+counted so that the workspace lays the files that differ from the base over it again.
 """
 
 from __future__ import annotations
@@ -141,18 +145,41 @@ class LiveIndex:
         self._settled_once = False
         # Batches of changes the watcher saw since this process started (git rewrites included).
         self._changes = 0
+        # Guarded by _lock. Whether the folder is watched but not indexed (watch()).
+        self._watch_only = False
 
     def start(self) -> None:
         """Write the index (bringing it up to date with the folder) if no other process does, else
-        follow the one that does; in the background."""
+        follow the one that does; in the background. After :meth:`watch`, index the folder after all."""
+        with self._lock:
+            self._watch_only = False
         self._tasks.keep(f"indexing {self.root}", self._index_thread.submit(self._claim))
+
+    def watch(self) -> None:
+        """Watch the folder without indexing it, in the background: a team's base answers for it
+        and the workspace indexes only the files that differ from the base, again whenever the
+        changes counted here (:meth:`settled_and_changes`) say the folder changed. Saves still go into
+        the memory of edits. The index folder is left alone, for another process to write."""
+        with self._lock:
+            self._watch_only = True
+        placing = self._index_thread.submit(self._start_watching)
+        self._tasks.keep(f"placing the watches of {self.root}", placing)
+        # No longer starting: the status says so (the workspace adds the base, once found).
+        self._publish(force=True)
+
+    @property
+    def watching_only(self) -> bool:
+        """Whether the folder is watched and not indexed: :meth:`watch` ran, :meth:`start` did not."""
+        with self._lock:
+            return self._watch_only
 
     def schedule_update(self, paths: Iterable[str]) -> None:
         """Re-index these workspace-relative paths (files or folders) from disk; bursts coalesce into
         one batch. Safe from any thread."""
         with self._lock:
-            if self._stop.is_set() or self._role == "follower":
-                # A follower's writer sees the same files change; its takeover reconciles anyway.
+            if self._stop.is_set() or self._role == "follower" or self._watch_only:
+                # A follower's writer sees the same files change; its takeover reconciles anyway, as
+                # does the first index of a folder only watched until then.
                 return
             self._queued.update(paths)
             if self._drain_scheduled or not self._queued:
@@ -175,7 +202,9 @@ class LiveIndex:
         with self._lock:
             # git rewrote the work tree, or what is indexed changed: no longer the tree at start.
             self._changes += 1
-            if self._stop.is_set() or self._reconcile_scheduled or self._role == "follower":
+            # A follower's writer reconciles; so does the first index of a folder only watched.
+            following = self._role == "follower"
+            if self._stop.is_set() or self._reconcile_scheduled or following or self._watch_only:
                 return
             self._reconcile_scheduled = True
             future = self._index_thread.submit(self._reconcile, reason)
@@ -345,7 +374,12 @@ class LiveIndex:
 
     def _reindex(self) -> IndexReport | None:
         with self._lock:
-            following, writer = self._role == "follower", self._writer
+            following, writer, watch_only = self._role == "follower", self._writer, self._watch_only
+        if watch_only:
+            raise IndexNotAvailableError(
+                f"{self.root} is answered from its team's base and not indexed here: only the files"
+                " that differ from the base are"
+            )
         if following:
             raise IndexNotAvailableError(
                 f"{named(writer)} writes the index of {self.root} and keeps it up to date: re-index"
@@ -376,7 +410,11 @@ class LiveIndex:
         self._reconcile(reason)
 
     def _start_watching(self) -> None:
-        """Place the watches before the first index scans: a change made during it is then queued."""
+        """Place the watches before the first index scans: a change made during it is then queued.
+        On the index thread, once: a folder first only watched keeps its watches when indexed."""
+        with self._lock:
+            if self._watcher is not None:
+                return
         watcher = Watcher(self.root, self._config.scan, self._files_changed, self.schedule_reconcile)
         with self._lock:
             if self._stop.is_set():

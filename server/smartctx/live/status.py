@@ -35,6 +35,9 @@ class StatusCounts:
     writer: WriterInfo | None = None
     # The entries not indexed because their names are not UTF-8, by printable path.
     undecodable_names: tuple[str, ...] = ()
+    # The team's published base while it answers for the folder, as packs name it ("base a1b2c3d +
+    # 3 local files"); with several folders, each such folder's, joined.
+    base: str | None = None
 
     @property
     def state(self) -> Literal["indexing", "ready", "failed"]:
@@ -44,10 +47,12 @@ class StatusCounts:
 
 def aggregate_status(counts: Sequence[StatusCounts]) -> StatusCounts:
     """The status of several folders as one: indexing while any is, counts summed, every folder's
-    open error (which makes the state "failed"), and the role they share ("mixed" if they differ)."""
+    open error (which makes the state "failed"), the role they share ("mixed" if they differ), and
+    the bases that answer for any of them."""
     errors = [count.error for count in counts if count.error]
     roles = {count.role for count in counts}
     writers = {count.writer for count in counts if count.writer is not None}
+    bases = [count.base for count in counts if count.base]
     return StatusCounts(
         indexing=any(count.indexing for count in counts),
         files_done=sum(count.files_done for count in counts),
@@ -58,4 +63,5 @@ def aggregate_status(counts: Sequence[StatusCounts]) -> StatusCounts:
         role=roles.pop() if len(roles) == 1 else "mixed" if roles else "writer",
         writer=writers.pop() if len(writers) == 1 else None,
         undecodable_names=tuple(name for count in counts for name in count.undecodable_names),
+        base="; ".join(bases) if bases else None,
     )

@@ -11,6 +11,12 @@ unique and free of ``/``.
 
 Queries run on one pool shared by all folders, never on the event loop; they read the folder list
 and each folder's buffers as they were when the request arrived (both are replaced, never mutated).
+
+A team's published base (base.py) answers for a folder while the folder's own first index runs,
+with the folder's local files laid over it. With ``base_only`` it answers for good: the folder is
+watched, never indexed whole, and only the files that differ from the base are indexed, again after
+each change; the folder is indexed whole only when no base answers for it (none is published for
+its history, or the database fails).
 """
 
 from __future__ import annotations
@@ -26,6 +32,7 @@ from concurrent.futures import TimeoutError as FutureTimeoutError
 from contextlib import ExitStack, closing
 from dataclasses import dataclass, field, replace
 from pathlib import Path
+from typing import TypeVar
 
 from smartctx.core.context import (
     ContextOptions,
@@ -51,7 +58,7 @@ from smartctx.retrieval.pipeline import build_context
 from smartctx.retrieval.symbols import expand_node, symbol_at
 from smartctx.store.export import IndexNotSettledError
 from smartctx.store.index_store import IndexStore, index_dir_in
-from smartctx.store.reader import ReaderUnavailableError
+from smartctx.store.reader import IndexReader, ReaderUnavailableError
 
 QUERY_THREADS = 2
 # How long a hover waits for git to say who last changed its definition. Blame of a long-lived file
@@ -65,6 +72,7 @@ UNNAMED_FOLDER = "folder"
 log = logging.getLogger(__name__)
 
 FolderStatusListener = Callable[[str, StatusCounts], None]
+Read = TypeVar("Read")
 
 
 @dataclass
@@ -84,6 +92,8 @@ class Folder:
     base_as_of: tuple[int, Mapping[str, bytes]] = (0, {})
     # A new overlay is being made (the folder changed since the last one).
     base_relaying: bool = False
+    # Guarded by the workspace's lock: the first search for the folder's base has ended.
+    base_looked: bool = False
 
     @property
     def root(self) -> Path:
@@ -103,14 +113,17 @@ class Workspace:
         tasks: BackgroundTasks,
         exclude: tuple[str, ...] = (),
         base: BaseSource | None = None,
+        base_only: bool = False,
     ) -> None:
-        """``base`` finds the published commit that answers for a folder while its first index runs."""
+        """``base`` finds the published commit that answers for a folder while its first index runs;
+        with ``base_only``, for good (the module's docstring)."""
         # A parent folder: each workspace folder's index lives in a sub-folder keyed by its path.
         self._index_dir = index_dir
         self._on_status = on_status
         self._tasks = tasks
         self._exclude = exclude
         self._base = base
+        self._base_only = base_only and base is not None
         self.folders: tuple[Folder, ...] = ()
         self.query_threads = ThreadPoolExecutor(
             max_workers=QUERY_THREADS, thread_name_prefix="smartctx-query"
@@ -138,7 +151,7 @@ class Workspace:
             return None
         index_dir = None if self._index_dir is None else index_dir_in(self._index_dir, root)
         index = LiveIndex(
-            root, index_dir, lambda counts: self._on_status(uri, counts), self._tasks, self._exclude
+            root, index_dir, lambda counts: self._report(uri, counts), self._tasks, self._exclude
         )
         folder = Folder(uri, self._unique_name(name or root.name), index)
         self.folders = (*self.folders, folder)
@@ -152,17 +165,32 @@ class Workspace:
             )
         return folder
 
-    def _find_base(self, folder: Folder) -> None:
-        """On a query thread: the published commit that answers for the folder while it is indexed,
-        with the folder's local files (its unsaved buffers among them) laid over it. Run again when
-        the folder changed, it replaces the base it found before, or drops it when there is none."""
+    def start(self, folder: Folder) -> None:
+        """Index an added folder in the background; with ``base_only``, watch it instead, unless the
+        search for its base already ended without one."""
+        with self._lock:
+            # Under the lock that _find_base decides under: it starts the index of a folder watched
+            # only when there is no base, and only once the folder is.
+            watch = self._base_only and (folder.base is not None or not folder.base_looked)
+            if watch:
+                folder.index.watch()
+        if not watch:
+            folder.index.start()
+
+    def _find_base(self, folder: Folder) -> IndexReport:
+        """On the base thread: the published commit that answers for the folder while it is
+        indexed (or for good), with the folder's local files (its unsaved buffers among them) laid
+        over it. Run again when the folder changed, it replaces the base it found before, or drops
+        it when there is none; a folder only watched is then indexed whole. Returns what indexing
+        the local files did."""
         assert self._base is not None
         # Read before the folder is: a change from here on makes another overlay.
         as_of = (folder.index.settled_and_changes()[1], folder.overlays)
         cover = self._base.cover(folder.root)
+        report = IndexReport()
         if cover is not None and (cover.local_files is not None or as_of[1]):
             try:
-                self._lay_local_files_over(
+                report = self._lay_local_files_over(
                     folder, cover, sorted({*(cover.local_files or ()), *as_of[1]}), as_of[1]
                 )
             except (ReaderUnavailableError, IndexNotSettledError) as error:
@@ -175,16 +203,54 @@ class Workspace:
         if folder not in self.folders:
             if cover is not None:
                 cover.close()
-            return
-        before, folder.base, folder.base_as_of = folder.base, cover, as_of
+            return report
+        with self._lock:
+            before, folder.base, folder.base_as_of = folder.base, cover, as_of
+            folder.base_looked = True
+            index_whole = cover is None and folder.index.watching_only
         if before is not None:
             before.close()
         if cover is not None:
-            log.info("%s answers for %s until its own index holds it", cover.stamp, folder.root)
+            until = "for good" if self._base_only else "until its own index holds it"
+            log.info("%s answers for %s %s", cover.stamp, folder.root, until)
+        if index_whole:
+            log.warning("no base answers for %s: indexing it whole", folder.root)
+            folder.index.start()
+        self._report(folder.uri, folder.index.status())
+        return report
+
+    def _drop_base(self, folder: Folder, cover: BaseCover, error: ReaderUnavailableError) -> None:
+        """The base failed while it answered: the folder's own index answers from now on (it is
+        started if the folder was only watched)."""
+        log.warning("%s; the index of %s answers from now on", error, folder.root)
+        with self._lock:
+            dropped = folder.base is cover
+            if dropped:
+                folder.base = None
+        if not dropped:
+            return
+        cover.close()
+        if folder.index.watching_only:
+            folder.index.start()
+        self._report(folder.uri, folder.index.status())
+
+    def _report(self, uri: str, counts: StatusCounts) -> None:
+        folder = next((folder for folder in self.folders if folder.uri == uri), None)
+        self._on_status(uri, counts if folder is None else self._status_of(folder, counts))
+
+    def _status_of(self, folder: Folder, counts: StatusCounts) -> StatusCounts:
+        """A folder's index status, naming its base while the base answers. A folder only watched is
+        starting until its base is found, then not indexing at all."""
+        cover = folder.base
+        if folder.index.watching_only:
+            return replace(counts, indexing=cover is None, base=None if cover is None else cover.stamp)
+        if cover is not None and not folder.index.settled_and_changes()[0]:
+            return replace(counts, base=cover.stamp)
+        return counts
 
     def _lay_local_files_over(
         self, folder: Folder, cover: BaseCover, paths: list[str], buffers: Mapping[str, bytes]
-    ) -> None:
+    ) -> IndexReport:
         """Index the folder's files that differ from its base alone (an unsaved buffer from its
         text), under the folder's own exclude patterns, in a folder of their own that is gone once
         the cover has read them."""
@@ -193,7 +259,7 @@ class Workspace:
             tempfile.TemporaryDirectory(prefix="smartctx-overlay-") as overlay_dir,
             closing(IndexStore(folder.root, Path(overlay_dir))) as store,
         ):
-            Indexer(folder.root, store, folder.index.config).update_paths(
+            report = Indexer(folder.root, store, folder.index.config).update_paths(
                 paths, buffers=buffers, reconcile_from=None
             )
             cover.lay_over(store.path, paths)
@@ -204,6 +270,7 @@ class Workspace:
             folder.root,
             time.perf_counter() - started,
         )
+        return report
 
     def _answering_base(self, folder: Folder) -> BaseCover | None:
         """The folder's base, while it answers for the folder: until the folder's own index has once
@@ -266,7 +333,12 @@ class Workspace:
     def status(self, reported: dict[str, StatusCounts] | None = None) -> StatusCounts:
         """Every folder's status as one; ``reported`` overrides a folder's current one by URI."""
         known = reported or {}
-        return aggregate_status([known.get(folder.uri) or folder.index.status() for folder in self.folders])
+        return aggregate_status(
+            [
+                known.get(folder.uri) or self._status_of(folder, folder.index.status())
+                for folder in self.folders
+            ]
+        )
 
     def context(
         self,
@@ -293,47 +365,56 @@ class Workspace:
         ]
         if len(folders) == 1:
             folder = folders[0]
-            cover = self._answering_base(folder)
-            if cover is not None:
-                try:
-                    with cover.snapshot() as reader:
-                        pack = build_context(
-                            requests[0],
-                            reader,
-                            counter,
-                            folder.sources(),
-                            history=folder.index.history,
-                            should_cancel=should_cancel,
-                        )
-                except ReaderUnavailableError as error:
-                    log.warning("%s; the index of %s answers from now on", error, folder.root)
-                    folder.base = None
-                    cover.close()
-                else:
-                    answered = Warning(
-                        "answered-from-base",
-                        f"answered from the team's {cover.stamp}: the index of {folder.root} is being built",
-                    )
-                    return replace(pack, warnings=(answered, *pack.warnings))
-            with folder.index.snapshot() as snapshot:
-                return build_context(
+            pack, cover = self._read(
+                folder,
+                lambda reader, cover: build_context(
                     requests[0],
-                    snapshot,
+                    reader,
                     counter,
                     folder.sources(),
                     history=folder.index.history,
-                    pending_files=folder.index.status().pending_files,
+                    pending_files=0 if cover is not None else folder.index.status().pending_files,
                     should_cancel=should_cancel,
-                )
+                ),
+            )
+            if cover is None:
+                return pack
+            return replace(pack, warnings=(self._answered_from(folder, cover), *pack.warnings))
+        try:
+            return self._context_of_several(folders, requests, counter, should_cancel)
+        except _BaseFailedError as failed:
+            # Which folder's base failed is not known (they share the database): each folder's own
+            # index answers from now on.
+            for folder, cover in failed.covers:
+                self._drop_base(folder, cover, failed.error)
+            return self._context_of_several(folders, requests, counter, should_cancel)
+
+    def _context_of_several(
+        self,
+        folders: Sequence[Folder],
+        requests: Sequence[ContextRequest],
+        counter: TokenCounter,
+        should_cancel: Callable[[], bool],
+    ) -> ContextPack:
         with ExitStack() as stack:
             inputs: list[FolderIndex] = []
             unavailable: list[Warning] = []
+            answered: list[Warning] = []
+            covers: list[tuple[Folder, BaseCover]] = []
             for folder, request in zip(folders, requests, strict=True):
+                cover = self._answering_base(folder)
                 try:
-                    snapshot = stack.enter_context(folder.index.snapshot())
+                    if cover is not None:
+                        covers.append((folder, cover))
+                        snapshot: IndexReader = stack.enter_context(cover.snapshot())
+                        answered.append(self._answered_from(folder, cover))
+                    else:
+                        snapshot = stack.enter_context(folder.index.snapshot())
                 except IndexNotAvailableError as error:
                     unavailable.append(Warning("folder-unavailable", str(error)))
                     continue
+                except ReaderUnavailableError as error:
+                    raise _BaseFailedError(covers, error) from error
                 inputs.append(
                     FolderIndex(
                         name=folder.name,
@@ -342,19 +423,48 @@ class Workspace:
                         sources=folder.sources(),
                         focus=request.focus,
                         history=folder.index.history,
-                        pending_files=folder.index.status().pending_files,
+                        pending_files=0 if cover is not None else folder.index.status().pending_files,
                     )
                 )
             if not inputs:
                 raise IndexNotAvailableError("; ".join(warning.message for warning in unavailable))
-            pack = build_context_multi(requests[0], inputs, counter, should_cancel=should_cancel)
-        return replace(pack, warnings=(*unavailable, *pack.warnings))
+            try:
+                pack = build_context_multi(requests[0], inputs, counter, should_cancel=should_cancel)
+            except ReaderUnavailableError as error:
+                raise _BaseFailedError(covers, error) from error
+        return replace(pack, warnings=(*answered, *unavailable, *pack.warnings))
+
+    def _answered_from(self, folder: Folder, cover: BaseCover) -> Warning:
+        why = (
+            f"only the files that differ from it are indexed in {folder.root}"
+            if folder.index.watching_only
+            else f"the index of {folder.root} is being built"
+        )
+        return Warning("answered-from-base", f"answered from the team's {cover.stamp}: {why}")
+
+    def _read(
+        self, folder: Folder, read: Callable[[IndexReader, BaseCover | None], Read]
+    ) -> tuple[Read, BaseCover | None]:
+        """``read`` over the folder's base while it answers for the folder, else over the folder's
+        own index; with the base that answered. A base that fails is dropped and the folder's own
+        index answers, from then on."""
+        cover = self._answering_base(folder)
+        if cover is not None:
+            try:
+                with cover.snapshot() as reader:
+                    return read(reader, cover), cover
+            except ReaderUnavailableError as error:
+                self._drop_base(folder, cover, error)
+        with folder.index.snapshot() as snapshot:
+            return read(snapshot, None), None
 
     def expand(self, folders: Sequence[Folder], wire_id: str) -> NodeDetail:
         """One node in full, as ``smartctx/expand`` answers it; on a query thread."""
         folder, local_id = self._route_id(folders, wire_id)
-        with folder.index.snapshot() as snapshot:
-            detail = expand_node(snapshot, folder.sources(), self._counter(DEFAULT_TOKENIZER), local_id)
+        counter = self._counter(DEFAULT_TOKENIZER)
+        detail, _ = self._read(
+            folder, lambda reader, _: expand_node(reader, folder.sources(), counter, local_id)
+        )
         if len(folders) == 1:
             return detail
         return replace(detail, id=folder.name + FOLDER_SEPARATOR + detail.id, workspace_folder=folder.uri)
@@ -362,8 +472,7 @@ class Workspace:
     def symbol_at(self, folder: Folder, path: str, line: int, word: str) -> SymbolSummary | None:
         """What a hover over ``word`` on 1-based ``line`` of ``path`` shows, with the latest change
         of its lines when git knows one; on a query thread."""
-        with folder.index.snapshot() as snapshot:
-            symbol = symbol_at(snapshot, path, line, word)
+        symbol, _ = self._read(folder, lambda reader, _: symbol_at(reader, path, line, word))
         if symbol is None:
             return None
         symbol = replace(symbol, latest_change=self._latest_change_soon(folder, symbol))
@@ -382,7 +491,17 @@ class Workspace:
             return None
 
     def reindex(self, folders: Sequence[Folder]) -> list[Future[IndexReport | None]]:
-        return [folder.index.reindex() for folder in folders]
+        """Reconcile each folder's index; a folder only watched lays its local files over its base
+        again instead, as they are now."""
+        return [
+            self._base_thread.submit(self._lay_over_again, folder)
+            if folder.index.watching_only
+            else folder.index.reindex()
+            for folder in folders
+        ]
+
+    def _lay_over_again(self, folder: Folder) -> IndexReport | None:
+        return self._find_base(folder)
 
     def close(self) -> None:
         folders, self.folders = self.folders, ()
@@ -436,3 +555,12 @@ def _latest_change(folder: Folder, symbol: SymbolSummary) -> RecentChange | None
     answer = folder.index.history.recent_changes([FileSpans(span[0], content, (span[1:],))], None, 1)
     latest = answer.changes.get(span, ())
     return latest[0] if latest else None
+
+
+class _BaseFailedError(Exception):
+    """A base that answered for some of a request's folders failed during it."""
+
+    def __init__(self, covers: Sequence[tuple[Folder, BaseCover]], error: ReaderUnavailableError) -> None:
+        super().__init__(str(error))
+        self.covers = tuple(covers)
+        self.error = error

@@ -55,7 +55,7 @@ async def initialized(ls: SmartctxServer, params: types.InitializedParams) -> No
     if ls.folders is not None and ls.folders.folders:
         await ls.begin_progress()
         for folder in ls.folders.folders:
-            folder.index.start()
+            ls.folders.start(folder)
 
 
 def did_change_workspace_folders(ls: SmartctxServer, params: types.DidChangeWorkspaceFoldersParams) -> None:

@@ -169,5 +169,9 @@ class WireSettings(TypedDict, total=False):
     # patterns: excluded files leave the index, files no longer excluded join it.
     exclude: list[str]
     # The team's published base index, a postgresql:// URL (default none): while a folder's first
-    # index runs, a clean checkout of a published commit is answered from it. Read at start-up only.
+    # index runs, its nearest published ancestor of the folder's HEAD, with the files that differ from
+    # it laid over it, answers. Read at start-up only.
     baseIndex: str
+    # Whether that base answers for good (default false): only the files that differ from it are
+    # indexed, never a whole folder, unless no base answers for it. Read at start-up only.
+    baseIndexOnly: bool

@@ -96,7 +96,12 @@ class SmartctxServer(LanguageServer):
                 log.debug("the event loop has closed; status not sent")
 
         self.folders = Workspace(
-            self.settings.index_dir, on_status, self.tasks, self.settings.exclude, self._team_base()
+            self.settings.index_dir,
+            on_status,
+            self.tasks,
+            self.settings.exclude,
+            self._team_base(),
+            base_only=self.settings.base_index_only,
         )
         given = [(folder.uri, folder.name) for folder in params.workspace_folders or []]
         if not given and params.root_uri:
@@ -144,7 +149,7 @@ class SmartctxServer(LanguageServer):
         for added in event.added:
             folder = self._add_folder(added.uri, added.name)
             if folder is not None:
-                folder.index.start()
+                workspace.start(folder)
         if event.removed and workspace.folders:
             self.protocol.notify(INDEX_STATUS, status_to_wire(workspace.status(self._reported)))
 

@@ -48,10 +48,13 @@ class Settings:
     context_defaults: ContextOptions = field(default_factory=ContextOptions)
     # Gitignore-syntax patterns of files never to index, on top of .gitignore and .smartctxignore.
     exclude: tuple[str, ...] = ()
-    # The team's published base index (postgresql://…): it answers for a folder that is a clean
-    # checkout of a published commit while the folder's own first index runs. Read at start-up only.
-    # Kept out of the settings' repr, which the log shows: the URL may hold a password.
+    # The team's published base index (postgresql://…): its nearest published ancestor of a
+    # folder's HEAD, with the folder's local files laid over it, answers for the folder while the
+    # folder's own first index runs. Read at start-up only. Kept out of the settings' repr, which the
+    # log shows: the URL may hold a password.
     base_index: str | None = field(default=None, repr=False)
+    # The base answers for good: only the files that differ from it are indexed (live/workspace.py).
+    base_index_only: bool = False
 
     @property
     def buffer_debounce_s(self) -> float:
@@ -82,7 +85,7 @@ def _client_log_level(value: Any) -> str:
     return str(value)
 
 
-def _hover(value: Any) -> bool:
+def _boolean(value: Any) -> bool:
     if not isinstance(value, bool):
         raise ValueError(f"must be true or false, got {value!r}")
     return value
@@ -123,10 +126,11 @@ _FIELDS: dict[str, tuple[str, Callable[[Any], Any]]] = {
     "indexDir": ("index_dir", _index_dir),
     "bufferDebounceMs": ("buffer_debounce_ms", _buffer_debounce_ms),
     "clientLogLevel": ("client_log_level", _client_log_level),
-    "hover": ("hover", _hover),
+    "hover": ("hover", _boolean),
     "contextDefaults": ("context_defaults", _context_defaults),
     "exclude": ("exclude", _exclude),
     "baseIndex": ("base_index", _base_index),
+    "baseIndexOnly": ("base_index_only", _boolean),
 }
 
 

@@ -124,13 +124,20 @@ class SmartctxMcp:
     """Server state for one client over stdio: the folders with their live indexes, the channel for
     notifications, the log level the client asked for."""
 
-    def __init__(self, roots: Sequence[Path], index_dir: Path | None, base: BaseSource | None = None) -> None:
-        """``base`` answers for a folder that is a published commit while its first index runs."""
+    def __init__(
+        self,
+        roots: Sequence[Path],
+        index_dir: Path | None,
+        base: BaseSource | None = None,
+        base_only: bool = False,
+    ) -> None:
+        """``base`` answers for a folder whose history it published while the folder's own first
+        index runs; with ``base_only``, for good (live/workspace.py)."""
         self._given_roots = tuple(roots)
         # A parent folder: each workspace folder's index lives in a sub-folder keyed by its path.
         self._index_dir = index_dir
         self.tasks = BackgroundTasks()
-        self.workspace = Workspace(index_dir, self._on_status, self.tasks, base=base)
+        self.workspace = Workspace(index_dir, self._on_status, self.tasks, base=base, base_only=base_only)
         self._loop: asyncio.AbstractEventLoop | None = None
         # The connection's own channel (not a request's), once the client is initialized; None on
         # a 2026-07-28 connection, which has no channel outside requests.
@@ -315,7 +322,7 @@ class SmartctxMcp:
         for uri, path, name in roots:
             folder = self.workspace.add(uri, os.fspath(path), name or path.name)
             if folder is not None:
-                folder.index.start()
+                self.workspace.start(folder)
         self._folders_known.set()
 
     def _on_status(self, uri: str, counts: StatusCounts) -> None:
@@ -399,10 +406,12 @@ def build_server(app: SmartctxMcp) -> Server[None]:
     return server
 
 
-def serve(roots: Sequence[Path], index_dir: Path | None, base: BaseSource | None = None) -> int:
+def serve(
+    roots: Sequence[Path], index_dir: Path | None, base: BaseSource | None = None, base_only: bool = False
+) -> int:
     """Serve MCP over stdio until the client closes the connection."""
     logging.getLogger(SMARTCTX_LOGGER).setLevel(logging.INFO)
-    app = SmartctxMcp(roots, index_dir, base)
+    app = SmartctxMcp(roots, index_dir, base, base_only)
     server = build_server(app)
 
     async def run() -> None:

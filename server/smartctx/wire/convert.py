@@ -115,6 +115,8 @@ def status_to_wire(counts: StatusCounts) -> IndexStatus:
     if counts.undecodable_names:
         wire["undecodableCount"] = len(counts.undecodable_names)
         wire["undecodableNames"] = list(counts.undecodable_names[:STATUS_NAMES_SHOWN])
+    if counts.base is not None:
+        wire["base"] = counts.base
     return wire
 
 

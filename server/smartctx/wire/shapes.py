@@ -92,6 +92,9 @@ class IndexStatus(_IndexCounts, total=False):
     # name from an old archive): how many, and the first of them by printable path (caf\xe9.py).
     undecodableCount: int
     undecodableNames: list[str]
+    # Only while a team's published base answers for the folder (for any of several, joined by
+    # "; "): the base as packs name it, "base a1b2c3d + 3 local files".
+    base: str
 
 
 class WireRecentChange(TypedDict):
@@ -238,7 +241,8 @@ class WirePackMetadata(TypedDict):
     # Codes include secret-redacted, stale-relocated, stale-dropped, missing-citation, body-cut,
     # body-skipped, summary-skipped, folder-unavailable, history-shallow, history-unavailable,
     # unknown-field (lsp/protocol.py), task-truncated (a task over 1,000,000 characters, read as its start
-    # and end) and folded-definition (a name the task uses is nested too deep to be indexed on its own).
+    # and end), folded-definition (a name the task uses is nested too deep to be indexed on its own)
+    # and answered-from-base (a team's published base answered, named with its local files).
     warnings: list[WireWarning]
 
 
