@@ -35,6 +35,11 @@ class RefKind(str, Enum):
     CONTAINS = "contains"
 
 
+# The edge kinds that count as a use of a definition ("used by", usage, impact); imports and
+# containment do not.
+USE_EDGE_KINDS = (RefKind.CALL.value, RefKind.REFERENCE.value)
+
+
 @dataclass(frozen=True, slots=True)
 class Span:
     """Lines 1-based and inclusive, as a person cites them."""

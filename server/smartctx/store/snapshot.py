@@ -18,7 +18,7 @@ from pathlib import Path
 from types import TracebackType
 from typing import Any, NamedTuple, cast
 
-from smartctx.core.model import SymbolKind
+from smartctx.core.model import USE_EDGE_KINDS, SymbolKind
 from smartctx.store.database import SEARCH_GENERATION_KEY, connect
 from smartctx.store.lexical import LexicalIndex, LexicalReader
 
@@ -96,9 +96,6 @@ class Uses:
 _new_edge = cast(Callable[[Iterable[Any]], EdgeRow], partial(tuple.__new__, EdgeRow))
 # The order edges are listed in: by their ends, then kind (an edge's confidence is no part of it).
 _EDGE_ORDER = itemgetter(0, 1, 2)
-
-# The edge kinds that count as a use of a definition (imports and containment do not).
-_USE_EDGE_KINDS = ("calls", "references")
 
 
 class SearchHit(NamedTuple):
@@ -714,9 +711,9 @@ class IndexSnapshot:
         uses = (
             "FROM edges e JOIN refs r ON r.id = e.ref_id JOIN nodes n ON n.id = e.src_id"
             " JOIN files f ON f.id = n.file_id LEFT JOIN scores s ON s.node_id = n.id"
-            f" WHERE e.dst_id = ? AND e.kind IN ({','.join('?' * len(_USE_EDGE_KINDS))})"
+            f" WHERE e.dst_id = ? AND e.kind IN ({','.join('?' * len(USE_EDGE_KINDS))})"
         )
-        arguments = (node_id, *_USE_EDGE_KINDS)
+        arguments = (node_id, *USE_EDGE_KINDS)
         count, files = self._db.execute(
             f"SELECT count(*), count(DISTINCT f.path) {uses}", arguments
         ).fetchone()

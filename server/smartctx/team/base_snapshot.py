@@ -20,6 +20,7 @@ import psycopg
 from psycopg import IsolationLevel
 from psycopg.rows import TupleRow
 
+from smartctx.core.model import USE_EDGE_KINDS
 from smartctx.store.snapshot import (
     EdgeRow,
     IndexStats,
@@ -48,8 +49,6 @@ _NODE_COLUMNS = (
     "n.node_id, n.file_id, n.kind, n.name, n.qualified_name, n.start_line, n.end_line, n.signature, n.doc,"
     f" n.content_hash, n.parent_id, {_SCORE.format('pagerank')}, {_SCORE.format('usage')}"
 )
-# The edge kinds that count as a use of a definition (imports and containment do not), as locally.
-_USE_EDGE_KINDS = ["calls", "references"]
 
 
 @dataclass(frozen=True)
@@ -505,13 +504,13 @@ class BaseSnapshot:
             f" WHERE e.commit_id = %s AND e.dst_id = %s AND e.kind = ANY(%s){visible}"
         )
         counted = self._rows_of(
-            f"SELECT f.path, count(*) {uses} GROUP BY f.path", node_id, _USE_EDGE_KINDS, *hidden
+            f"SELECT f.path, count(*) {uses} GROUP BY f.path", node_id, list(USE_EDGE_KINDS), *hidden
         )
         rows = self._rows_of(
             f"SELECT coalesce(s.pagerank, 0), f.path, r.line, n.qualified_name {uses}"
             ' ORDER BY coalesce(s.pagerank, 0) DESC, f.path COLLATE "C", r.line LIMIT %s',
             node_id,
-            _USE_EDGE_KINDS,
+            list(USE_EDGE_KINDS),
             *hidden,
             top,
         )

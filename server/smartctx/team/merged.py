@@ -26,7 +26,7 @@ from operator import itemgetter
 from types import TracebackType
 from typing import Generic, TypeVar
 
-from smartctx.core.model import RefKind, SymbolKind
+from smartctx.core.model import USE_EDGE_KINDS, RefKind, SymbolKind
 from smartctx.store.snapshot import (
     EdgeRow,
     IndexStats,
@@ -48,7 +48,6 @@ from smartctx.team.postings import Document
 
 Key = TypeVar("Key", int, str)
 
-_USE_EDGE_KINDS = frozenset({RefKind.CALL.value, RefKind.REFERENCE.value})
 _CONTAINS = RefKind.CONTAINS.value
 
 
@@ -331,7 +330,7 @@ class MergedReader:
         added = [
             (a.edge.src_id, self._overlay.places[a.ref_id])
             for a in self._in.get(node_id, ())
-            if a.edge.kind in _USE_EDGE_KINDS and a.ref_id is not None
+            if a.edge.kind in USE_EDGE_KINDS and a.ref_id is not None
         ]
         sources = {node.id: node for node in self.nodes(src for src, _ in added)}
         for src, place in added:
