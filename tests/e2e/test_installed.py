@@ -7,7 +7,7 @@ the checkout, as it says).
 scripts/test makes that venv and names its command in ``SMARTCTX_INSTALLED``; without it these tests
 are skipped. By hand::
 
-    python3 -m venv /tmp/v && /tmp/v/bin/pip install . && SMARTCTX_INSTALLED=/tmp/v/bin/smartctx \\
+    python3 -m venv /tmp/v && /tmp/v/bin/pip install '.[team]' && SMARTCTX_INSTALLED=/tmp/v/bin/smartctx \\
         .venv/bin/python -m pytest tests/e2e/test_installed.py
 """
 
@@ -198,6 +198,35 @@ def test_the_command_line_reports_its_version_and_packs_a_git_repository(
     assert item["path"] == "shop/payments.py"
     # The change behind the body comes from git blame, run by the installed package.
     assert f'PR #{PULL_REQUEST} "{COMMIT_TITLE}"' in markdown.stdout
+
+
+def test_the_installed_team_extra_publishes_a_commit_and_answers_from_it(
+    installed: Installed, elsewhere: Path, repository: Path, tmp_path: Path, postgres_url: str
+) -> None:
+    """The team features as installed (``smartctx[team]``): the schema files the package carries,
+    the PostgreSQL driver, a publish in two shards and a pack from the published base."""
+    published = [
+        installed.run(
+            *("index", str(repository), "--quiet", "--publish", postgres_url),
+            *("--repository", "example.invalid/shop", *step),
+            cwd=elsewhere,
+        )
+        for step in (("--shard", "1/2"), ("--shard", "2/2"), ("--finish",))
+    ]
+    answer = installed.run(
+        *("context", TASK, "--root", str(repository), "--format", "json"),
+        *("--index-dir", str(tmp_path / "index"), "--base", postgres_url),
+        *("--repository", "example.invalid/shop"),
+        cwd=elsewhere,
+    )
+
+    assert [step.returncode for step in published] == [0, 0, 0], [step.stderr for step in published]
+    assert answer.returncode == 0, answer.stderr
+    assert "answered from base" in answer.stderr and "+ 0 local files" in answer.stderr
+    body = _assert_cited_body(json.loads(answer.stdout), repository)
+    assert body["filePath"] == "shop/payments.py"
+    # A clean checkout of the published commit is answered without indexing anything locally.
+    assert not list((tmp_path / "index").rglob("*.sqlite"))
 
 
 @pytest.mark.asyncio
