@@ -461,9 +461,11 @@ class Workspace:
     def expand(self, folders: Sequence[Folder], wire_id: str) -> NodeDetail:
         """One node in full, as ``smartctx/expand`` answers it; on a query thread."""
         folder, local_id = self._route_id(folders, wire_id)
-        counter = self._counter(DEFAULT_TOKENIZER)
         detail, _ = self._read(
-            folder, lambda reader, _: expand_node(reader, folder.sources(), counter, local_id)
+            folder,
+            lambda reader, _: expand_node(
+                reader, folder.sources(), self._counter(DEFAULT_TOKENIZER), local_id
+            ),
         )
         if len(folders) == 1:
             return detail
