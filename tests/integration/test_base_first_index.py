@@ -25,6 +25,8 @@ from postgres_server import REQUIRE_VARIABLE
 if not os.environ.get(REQUIRE_VARIABLE):
     pytest.importorskip("psycopg", reason="the psycopg driver is not installed: pip install -e '.[dev]'")
 
+import psycopg
+
 from gitrepos import Repo
 from smartctx.core.context import ContextOptions, ContextPack, ContextRequest
 from smartctx.live.status import StatusCounts
@@ -257,3 +259,24 @@ def test_with_base_only_a_folder_no_base_answers_for_is_indexed_whole(clone: Pat
     assert not folder.index.watching_only
     assert all(warning.code != "answered-from-base" for warning in pack.warnings)
     assert pack.bodies
+
+
+def test_with_base_only_a_connection_the_server_ended_is_replaced_not_taken_for_a_failed_base(
+    base_only: Workspace, clone: Path, postgres_url: str
+) -> None:
+    folder = added(base_only, clone)
+    base_only.start(folder)
+    assert ask(base_only, folder).warnings[0].code == "answered-from-base"
+    # The server ends the kept idle connections (a restart, idle_session_timeout, a proxy) and
+    # stays up.
+    with psycopg.connect(postgres_url, autocommit=True) as admin:
+        ended = admin.execute(
+            "SELECT pg_terminate_backend(pid) FROM pg_stat_activity"
+            " WHERE datname = current_database() AND pid <> pg_backend_pid()"
+        ).fetchall()
+    assert ended
+
+    pack = ask(base_only, folder)
+
+    assert pack.warnings[0].code == "answered-from-base" and pack.bodies
+    assert folder.index.watching_only and folder.base is not None

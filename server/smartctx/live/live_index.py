@@ -145,15 +145,22 @@ class LiveIndex:
         self._settled_once = False
         # Batches of changes the watcher saw since this process started (git rewrites included).
         self._changes = 0
-        # Guarded by _lock. Whether the folder is watched but not indexed (watch()).
+        # Guarded by _lock. Whether the folder is watched but not indexed (watch()), and whether
+        # start() ran (it runs once).
         self._watch_only = False
+        self._started = False
 
     def start(self) -> None:
         """Write the index (bringing it up to date with the folder) if no other process does, else
-        follow the one that does; in the background. After :meth:`watch`, index the folder after all."""
+        follow the one that does; in the background. After :meth:`watch`, index the folder after all.
+        Only the first call does anything."""
         with self._lock:
-            self._watch_only = False
-        self._tasks.keep(f"indexing {self.root}", self._index_thread.submit(self._claim))
+            if self._started or self._stop.is_set():
+                return
+            self._started, self._watch_only = True, False
+            # Submitted under the lock, so close() cannot shut the thread down in between.
+            claiming = self._index_thread.submit(self._claim)
+        self._tasks.keep(f"indexing {self.root}", claiming)
 
     def watch(self) -> None:
         """Watch the folder without indexing it, in the background: a team's base answers for it
@@ -164,7 +171,7 @@ class LiveIndex:
             self._watch_only = True
         placing = self._index_thread.submit(self._start_watching)
         self._tasks.keep(f"placing the watches of {self.root}", placing)
-        # No longer starting: the status says so (the workspace adds the base, once found).
+        # The workspace's status of a folder only watched says whether its base is found yet.
         self._publish(force=True)
 
     @property
@@ -176,10 +183,15 @@ class LiveIndex:
     def schedule_update(self, paths: Iterable[str]) -> None:
         """Re-index these workspace-relative paths (files or folders) from disk; bursts coalesce into
         one batch. Safe from any thread."""
+        paths = list(paths)
         with self._lock:
-            if self._stop.is_set() or self._role == "follower" or self._watch_only:
-                # A follower's writer sees the same files change; its takeover reconciles anyway, as
-                # does the first index of a folder only watched until then.
+            if self._watch_only:
+                # What the client reports (saves, watched files the watcher cannot see) changes the
+                # folder as the watcher's batches do; the first index, if ever, reconciles anyway.
+                self._changes += bool(paths)
+                return
+            if self._stop.is_set() or self._role == "follower":
+                # A follower's writer sees the same files change; its takeover reconciles anyway.
                 return
             self._queued.update(paths)
             if self._drain_scheduled or not self._queued:
@@ -318,7 +330,14 @@ class LiveIndex:
             if self._stop.is_set():
                 return
             self._role = "follower"
-            # The watch thread is free: a follower watches no files, its writer does.
+            # A follower watches no files, its writer does: the watches of a folder first only
+            # watched go, which frees the watch thread for following.
+            watcher, self._watcher = self._watcher, None
+        if watcher is not None:
+            watcher.stop()
+        with self._lock:
+            if self._stop.is_set():
+                return
             future = self._watch_thread.submit(self._follow)
         self._tasks.keep(f"following the index of {self.root}", future)
 

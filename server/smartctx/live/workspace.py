@@ -61,6 +61,12 @@ from smartctx.store.index_store import IndexStore, index_dir_in
 from smartctx.store.reader import IndexReader, ReaderUnavailableError
 
 QUERY_THREADS = 2
+# How long a request over a folder only watched waits for the first search for its base (the folder
+# has no index of its own to answer meanwhile), as a request waits for an index to open.
+BASE_WAIT_S = 30.0
+# Reads of a base before it counts as failed: a kept connection may have died while idle (a restart,
+# an idle timeout), and the next read connects anew.
+BASE_READ_ATTEMPTS = 2
 # How long a hover waits for git to say who last changed its definition. Blame of a long-lived file
 # takes seconds; a hover should not.
 HOVER_HISTORY_WAIT_S = 0.25
@@ -92,8 +98,8 @@ class Folder:
     base_as_of: tuple[int, Mapping[str, bytes]] = (0, {})
     # A new overlay is being made (the folder changed since the last one).
     base_relaying: bool = False
-    # Guarded by the workspace's lock: the first search for the folder's base has ended.
-    base_looked: bool = False
+    # Set once the first search for the folder's base has ended (decided on under the workspace's lock).
+    base_searched: threading.Event = field(default_factory=threading.Event)
 
     @property
     def root(self) -> Path:
@@ -171,7 +177,7 @@ class Workspace:
         with self._lock:
             # Under the lock that _find_base decides under: it starts the index of a folder watched
             # only when there is no base, and only once the folder is.
-            watch = self._base_only and (folder.base is not None or not folder.base_looked)
+            watch = self._base_only and (folder.base is not None or not folder.base_searched.is_set())
             if watch:
                 folder.index.watch()
         if not watch:
@@ -200,14 +206,17 @@ class Workspace:
             except BaseException:
                 cover.close()
                 raise
-        if folder not in self.folders:
+        with self._lock:
+            # Under the lock remove() takes: a folder removed meanwhile keeps no base.
+            removed = folder not in self.folders
+            if not removed:
+                before, folder.base, folder.base_as_of = folder.base, cover, as_of
+                folder.base_searched.set()
+                index_whole = cover is None and folder.index.watching_only
+        if removed:
             if cover is not None:
                 cover.close()
             return report
-        with self._lock:
-            before, folder.base, folder.base_as_of = folder.base, cover, as_of
-            folder.base_looked = True
-            index_whole = cover is None and folder.index.watching_only
         if before is not None:
             before.close()
         if cover is not None:
@@ -220,9 +229,12 @@ class Workspace:
         return report
 
     def _drop_base(self, folder: Folder, cover: BaseCover, error: ReaderUnavailableError) -> None:
-        """The base failed while it answered: the folder's own index answers from now on (it is
-        started if the folder was only watched)."""
-        log.warning("%s; the index of %s answers from now on", error, folder.root)
+        """The base failed while it answered: the folder's own index answers from now on, or, for a
+        folder only watched, the base is looked for again (and the folder indexed whole only if
+        there is none)."""
+        watched = folder.index.watching_only
+        then = "its team's base is looked for again" if watched else "its own index answers from now on"
+        log.warning("%s; %s: %s", error, folder.root, then)
         with self._lock:
             dropped = folder.base is cover
             if dropped:
@@ -230,13 +242,17 @@ class Workspace:
         if not dropped:
             return
         cover.close()
-        if folder.index.watching_only:
-            folder.index.start()
+        if watched:
+            self._relay_soon(folder)
         self._report(folder.uri, folder.index.status())
 
     def _report(self, uri: str, counts: StatusCounts) -> None:
         folder = next((folder for folder in self.folders if folder.uri == uri), None)
         self._on_status(uri, counts if folder is None else self._status_of(folder, counts))
+
+    def folder_status(self, folder: Folder) -> StatusCounts:
+        """One folder's status as the client is told it (naming its base while the base answers)."""
+        return self._status_of(folder, folder.index.status())
 
     def _status_of(self, folder: Folder, counts: StatusCounts) -> StatusCounts:
         """A folder's index status, naming its base while the base answers. A folder only watched is
@@ -284,14 +300,31 @@ class Workspace:
         if settled:
             return None
         if (changes, folder.overlays) != folder.base_as_of:
-            with self._lock:
-                relay = not folder.base_relaying
-                folder.base_relaying = True
-            if relay:
-                self._tasks.keep(
-                    f"laying the local files of {folder.root} over its base again",
-                    self._base_thread.submit(self._relay_base, folder),
-                )
+            self._relay_soon(folder)
+        return cover
+
+    def _relay_soon(self, folder: Folder) -> None:
+        """Look for the folder's base and lay its local files over it again, in the background,
+        unless that is under way."""
+        with self._lock:
+            relay = not folder.base_relaying
+            folder.base_relaying = True
+        if relay:
+            self._tasks.keep(
+                f"laying the local files of {folder.root} over its base again",
+                self._base_thread.submit(self._relay_base, folder),
+            )
+
+    def _waiting_base(self, folder: Folder) -> BaseCover:
+        """The base of a folder only watched, once its first search ends (waiting up to
+        ``BASE_WAIT_S``): its own index is not there to answer."""
+        folder.base_searched.wait(BASE_WAIT_S)
+        cover = self._answering_base(folder)
+        if cover is None:
+            raise IndexNotAvailableError(
+                f"{folder.root} is answered from its team's base, which is being looked for;"
+                " try again shortly"
+            )
         return cover
 
     def _relay_base(self, folder: Folder) -> None:
@@ -308,13 +341,16 @@ class Workspace:
 
     def remove(self, uri: str) -> Folder | None:
         """Close a folder's index; its items leave the next pack."""
-        removed = next((folder for folder in self.folders if folder.uri == uri), None)
-        if removed is not None:
+        with self._lock:
+            removed = next((folder for folder in self.folders if folder.uri == uri), None)
+            if removed is None:
+                return None
             self.folders = tuple(folder for folder in self.folders if folder is not removed)
-            removed.index.close()
-            if removed.base is not None:
-                removed.base.close()
-            log.info("workspace folder %s removed", removed.root)
+            base, removed.base = removed.base, None
+        removed.index.close()
+        if base is not None:
+            base.close()
+        log.info("workspace folder %s removed", removed.root)
         return removed
 
     def folder_of(self, uri: str) -> tuple[Folder, str] | None:
@@ -334,10 +370,7 @@ class Workspace:
         """Every folder's status as one; ``reported`` overrides a folder's current one by URI."""
         known = reported or {}
         return aggregate_status(
-            [
-                known.get(folder.uri) or self._status_of(folder, folder.index.status())
-                for folder in self.folders
-            ]
+            [known.get(folder.uri) or self.folder_status(folder) for folder in self.folders]
         )
 
     def context(
@@ -382,9 +415,14 @@ class Workspace:
             return replace(pack, warnings=(self._answered_from(folder, cover), *pack.warnings))
         try:
             return self._context_of_several(folders, requests, counter, should_cancel)
+        except _BaseFailedError:
+            # A kept connection may have died while idle (a restart, an idle timeout): once more,
+            # on new connections.
+            pass
+        try:
+            return self._context_of_several(folders, requests, counter, should_cancel)
         except _BaseFailedError as failed:
-            # Which folder's base failed is not known (they share the database): each folder's own
-            # index answers from now on.
+            # Which folder's base failed is not known (they share the database): each is dropped.
             for folder, cover in failed.covers:
                 self._drop_base(folder, cover, failed.error)
             return self._context_of_several(folders, requests, counter, should_cancel)
@@ -404,6 +442,8 @@ class Workspace:
             for folder, request in zip(folders, requests, strict=True):
                 cover = self._answering_base(folder)
                 try:
+                    if cover is None and folder.index.watching_only:
+                        cover = self._waiting_base(folder)
                     if cover is not None:
                         covers.append((folder, cover))
                         snapshot: IndexReader = stack.enter_context(cover.snapshot())
@@ -449,12 +489,20 @@ class Workspace:
         own index; with the base that answered. A base that fails is dropped and the folder's own
         index answers, from then on."""
         cover = self._answering_base(folder)
+        if cover is None and folder.index.watching_only:
+            cover = self._waiting_base(folder)
         if cover is not None:
-            try:
-                with cover.snapshot() as reader:
-                    return read(reader, cover), cover
-            except ReaderUnavailableError as error:
-                self._drop_base(folder, cover, error)
+            for _attempt in range(BASE_READ_ATTEMPTS):
+                try:
+                    with cover.snapshot() as reader:
+                        return read(reader, cover), cover
+                except ReaderUnavailableError as error:
+                    failure = error
+            self._drop_base(folder, cover, failure)
+            if folder.index.watching_only:
+                raise IndexNotAvailableError(
+                    f"{failure}; the team's base of {folder.root} is looked for again"
+                )
         with folder.index.snapshot() as snapshot:
             return read(snapshot, None), None
 
@@ -506,11 +554,16 @@ class Workspace:
         return self._find_base(folder)
 
     def close(self) -> None:
-        folders, self.folders = self.folders, ()
+        with self._lock:
+            folders, self.folders = self.folders, ()
+            bases = [folder.base for folder in folders]
+            for folder in folders:
+                folder.base = None
         for folder in folders:
             folder.index.close()
-            if folder.base is not None:
-                folder.base.close()
+        for base in bases:
+            if base is not None:
+                base.close()
         self.query_threads.shutdown(wait=False, cancel_futures=True)
         self._hover_history.shutdown(wait=False, cancel_futures=True)
         self._base_thread.shutdown(wait=False, cancel_futures=True)

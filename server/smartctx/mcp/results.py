@@ -65,12 +65,15 @@ def node_result(node: NodeDetail, folders: Sequence[Folder]) -> types.CallToolRe
     return types.CallToolResult(content=content, structured_content=wire)
 
 
-def status_result(status: StatusCounts, folders: Sequence[Folder]) -> types.CallToolResult:
+def status_result(
+    status: StatusCounts, folders: Sequence[tuple[Folder, StatusCounts]]
+) -> types.CallToolResult:
+    """The workspace's status and each folder's (``Workspace.folder_status``)."""
     wire: WorkspaceStatus = {
         **status_to_wire(status),
         "folders": [
             {"name": folder.name, "uri": folder.uri, "path": str(folder.root), **status_to_wire(counts)}
-            for folder, counts in ((folder, folder.index.status()) for folder in folders)
+            for folder, counts in folders
         ],
     }
     return types.CallToolResult(
@@ -84,7 +87,12 @@ def error_result(message: str) -> types.CallToolResult:
 
 
 def status_text(status: StatusCounts, folder_count: int) -> str:
-    return _state_text(status, folder_count) + _role_text(status) + _names_text(status)
+    return _state_text(status, folder_count) + _base_text(status) + _role_text(status) + _names_text(status)
+
+
+def _base_text(status: StatusCounts) -> str:
+    """The team's published base, while it answers (the folder's own index may be empty)."""
+    return f" Answered from the team's {status.base}." if status.base else ""
 
 
 def _names_text(status: StatusCounts) -> str:

@@ -256,7 +256,8 @@ class SmartctxMcp:
         self, ctx: Context, workspace: Workspace, arguments: dict[str, Any]
     ) -> types.CallToolResult:
         no_arguments(arguments)
-        return status_result(workspace.status(), workspace.folders)
+        folders = [(folder, workspace.folder_status(folder)) for folder in workspace.folders]
+        return status_result(workspace.status(), folders)
 
     async def _on_query_thread(self, workspace: Workspace, call: Callable[[Callable[[], bool]], T]) -> T:
         """Run ``call`` on a query thread. A cancelled call (``notifications/cancelled``) tells the

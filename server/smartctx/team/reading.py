@@ -233,6 +233,9 @@ class PublishedCover:
             yield connection
         except psycopg.Error as error:
             connection.close()
+            # The server restarted or ended idle sessions, likely: the other kept connections are
+            # as dead, and the next read connects anew.
+            self._close_idle()
             raise ReaderUnavailableError(
                 f"the base at {self._address.display} failed: {str(error).strip().splitlines()[0]}"
             ) from None
@@ -243,6 +246,10 @@ class PublishedCover:
         """Close the idle connections; one in use is closed when its request ends."""
         with self._lock:
             self._closed = True
+        self._close_idle()
+
+    def _close_idle(self) -> None:
+        with self._lock:
             idle, self._idle = self._idle, []
         for connection in idle:
             connection.close()
