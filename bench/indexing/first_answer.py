@@ -88,11 +88,13 @@ def main() -> None:
             if args.index_dir is not None:
                 shutil.copytree(args.index_dir, ci_index)
             began = time.perf_counter()
-            subprocess.run(
+            ci_job = subprocess.run(
                 [sys.executable, "-m", "smartctx", "index", str(root), "--quiet", "--index-dir",
                  str(ci_index), "--publish", server.url(), "--repository", REPOSITORY],
-                check=True, capture_output=True, text=True,
+                check=False, capture_output=True, text=True,
             )  # fmt: skip
+            if ci_job.returncode != 0:
+                raise SystemExit(f"the publish failed ({ci_job.returncode}): {ci_job.stderr.strip()}")
             publish_s = time.perf_counter() - began
             print(f"published (index + copy) in {publish_s:.1f} s")
             shutil.rmtree(ci_index)
