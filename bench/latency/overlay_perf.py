@@ -7,23 +7,34 @@ packs are compared with the local index's on the unchanged tree (round one only:
 publish's redaction alone changes). Then, for each ``--changed K``, the copy gets a branch made from
 the base: a widely used function renamed in its file and at its uses (about half of the K files), a
 function added to a fifth of them, a function body edited in the rest, two new files that call base
-definitions and the renamed one, and one file deleted (:func:`make_branch`, seeded). Measured:
+definitions and the renamed one, and one file deleted (:func:`make_branch`, seeded), all in the
+Python package ``--package`` (django's by default; in a monorepo of ``indexing/monorepo.py`` one
+repository's, e.g. ``networkx+networkx/networkx``). Measured:
 
 * **the overlay's build**, ``--build-rounds`` times: the changed and added files indexed alone
   (``Indexer.update_paths(…, reconcile_from=None)``, as ``smartctx context --base`` does) and
   ``read_overlay``; then once under tracemalloc (the memory the overlay keeps, and its peak) and once
   with each SQL query of ``read_overlay`` timed; and, to compare, bringing a copy of the base's
   index up to date with the branch (one reconcile), the local index the packs are compared with;
-* **queries**: every SWE-bench Lite problem statement of ``--repo``, ``--rounds`` times each way,
+* **queries**: every SWE-bench Lite problem statement of ``--repo`` (or, with ``--commit-tasks``, the
+  commit tasks of the tree's repositories, taking turns; ``--tasks N``: the first N), ``--rounds``
+  times each way,
   interleaved: over the local index of the branch (one snapshot pool) and over ``MergedReader``
   (a ``BaseSnapshot`` hiding what the overlay hides, one ``CommitFacts``, the overlay read once, as
   a server would keep it), wall and thread-CPU p50/p95, their ratios, and the stages;
 * **packs**: the same items in the same order with the same text (exact, scores aside), and the
   same items with the same text in any order (equal but for PageRank, which an overlay estimates);
-  for the packs that differ, which items and whether the base alone (redaction) already differed.
+  for the packs that differ, which items and whether the base alone (redaction) already differed;
+  against the reconciled local index and, for the K of ``--fresh-for`` (every K by default), a
+  fresh index of the branch;
+* **memory** (``--memory-tasks N``): the first N tasks answered by each reader in a process of its
+  own (``answer_alone.py``; the merged one builds its overlay there), each process's peak RSS.
 
     PYTHONPATH=server .venv/bin/python -m bench.latency.overlay_perf /work/benchrepos/qp-django \\
         --index-dir /work/benchrepos/qp-index --changed 10 100
+    PYTHONPATH=server .venv/bin/python -m bench.latency.overlay_perf /work/benchrepos/mono/tree \
+        --index-dir /work/benchrepos/mono/index --commit-tasks /work/benchrepos/train-out/train_tasks.jsonl \
+        --package networkx+networkx/networkx --tasks 80 --changed 10 100 --fresh-for 10 --memory-tasks 40
 """
 
 from __future__ import annotations
@@ -155,10 +166,12 @@ def main() -> None:
         help="the Python package, relative to root, that the branches change (its parent is its import root)",
     )
     parser.add_argument(
-        "--no-fresh",
-        action="store_true",
-        help="compare packs with the reconciled local index only, not with a fresh index of each branch"
-        " (a cold index of the whole tree: a quarter of an hour on the monorepo)",
+        "--fresh-for",
+        type=int,
+        nargs="*",
+        help="the K whose packs are also compared with a fresh index of the branch (default: every"
+        " --changed; none when given empty): a cold index of the whole tree, a quarter of an hour on the"
+        " monorepo",
     )
     parser.add_argument(
         "--memory-tasks",
@@ -207,8 +220,9 @@ def main() -> None:
                     f" {len(branch.deleted)} deleted ({branch.deleted[0]})"
                 )
                 results[str(count)] = run_branch(
-                    tree, base_index, Path(temp) / f"local-{count}", server.url(), commit, branch, tasks, args
-                )
+                    tree, base_index, Path(temp) / f"local-{count}", server.url(), commit, branch,
+                    tasks, args, fresh=args.fresh_for is None or count in args.fresh_for,
+                )  # fmt: skip
                 results[str(count)]["differ_in_base"] = sorted(baseline)
                 report(results[str(count)], count, baseline)
     print(f"load: before {load_before}; after {uptime()}")
@@ -281,7 +295,9 @@ def make_branch(tree: Path, site: BranchSite, count: int, seed: int) -> Branch:
         _HELPERS.format(renamed=renamed + RENAMED_SUFFIX, module=_module(renamed_files[0]))
     )
     # django's own test case where the branch is django's (its recorded branches), else unittest's.
-    case_module, case = ("django.test", "SimpleTestCase") if site.package == "django" else ("unittest", "TestCase")
+    case_module, case = ("django.test", "SimpleTestCase")
+    if site.package != "django":
+        case_module, case = "unittest", "TestCase"
     (folder / test).parent.mkdir(parents=True, exist_ok=True)
     (folder / test).write_text(
         _HELPERS_TEST.format(case_module=case_module, case=case, helpers=_module(helpers))
@@ -457,6 +473,8 @@ def run_branch(
     branch: Branch,
     tasks: list[str],
     args: argparse.Namespace,
+    *,
+    fresh: bool,
 ) -> dict[str, Any]:
     with tempfile.TemporaryDirectory(prefix="overlay-", dir=local_index.parent) as folder:
         builds = []
@@ -503,19 +521,27 @@ def run_branch(
     reconcile_s = time.perf_counter() - began
     print(f"  overlay: {shape}; the local index brought up to date with the branch in {reconcile_s:.1f} s")
     rows, packs = measure(tree, local_index / INDEX_FILE_NAME, url, commit, overlay, tasks, args)
+    processes = (
+        processes_memory(tree, local_index / INDEX_FILE_NAME, url, commit, branch, tasks, args)
+        if args.memory_tasks
+        else {}
+    )
     shutil.rmtree(local_index)
-    # A fresh index of the branch: what a reconciled index answers but for tantivy's statistics,
-    # which count the documents a reconcile deleted until their segments merge.
-    fresh_index = local_index.with_name(local_index.name + "-fresh")
-    indexed_store(tree, fresh_index).close()
-    fresh = fresh_packs(tree, fresh_index / INDEX_FILE_NAME, tasks, args)
-    shutil.rmtree(fresh_index)
-    against_fresh = {
-        name: [
-            compare(pack, fresh_pack, overlay) for pack, fresh_pack in zip(packs[name], fresh, strict=True)
-        ]
-        for name in ("merged", "local")
-    }
+    against_fresh: dict[str, list[dict[str, Any]]] = {}
+    if fresh:
+        # A fresh index of the branch: what a reconciled index answers but for tantivy's statistics,
+        # which count the documents a reconcile deleted until their segments merge.
+        fresh_index = local_index.with_name(local_index.name + "-fresh")
+        indexed_store(tree, fresh_index).close()
+        fresh = fresh_packs(tree, fresh_index / INDEX_FILE_NAME, tasks, args)
+        shutil.rmtree(fresh_index)
+        against_fresh = {
+            name: [
+                compare(pack, fresh_pack, overlay)
+                for pack, fresh_pack in zip(packs[name], fresh, strict=True)
+            ]
+            for name in ("merged", "local")
+        }
     statements = sql_profile(tree, url, commit, overlay, tasks[: args.sql_profile], args)
     return {
         "branch": {
@@ -534,8 +560,49 @@ def run_branch(
         "local_reconcile_s": reconcile_s,
         "sql_profile": statements,
         "against_fresh": against_fresh,
+        "processes": processes,
         "rows": rows,
     }
+
+
+def processes_memory(
+    tree: Path,
+    index_path: Path,
+    url: str,
+    commit: PublishedCommit,
+    branch: Branch,
+    tasks: list[str],
+    args: argparse.Namespace,
+) -> dict[str, dict[str, Any]]:
+    """The first ``--memory-tasks`` tasks answered in a process of its own by each reader (the local
+    index; the base with the branch's overlay, built in that process): each process's resident
+    memory after its imports, its peak and at the end. Here both readers share one process, whose
+    memory says nothing of either alone."""
+    found: dict[str, dict[str, Any]] = {}
+    with tempfile.TemporaryDirectory(prefix="answer-alone-") as folder:
+        for kind in ("local", "merged"):
+            spec: answer_alone.Spec = {
+                "kind": kind,
+                "tree": str(tree),
+                "tasks": tasks[: args.memory_tasks],
+                "budget": args.budget,
+                "index": str(index_path),
+                "url": url,
+                "commit_id": commit.commit_id,
+                "sha": commit.sha,
+                "completed_at": commit.completed_at.isoformat(),
+                "changed": branch.changed,
+                "deleted": branch.deleted,
+            }
+            path = Path(folder) / f"{kind}.json"
+            path.write_text(json.dumps(spec))
+            found[kind] = child_process.result(answer_alone.__file__, str(path))
+            print(
+                f"  a process answering {len(spec['tasks'])} tasks from the {kind} reader alone: RSS"
+                f" {found[kind]['start_mb']:.0f} MB after imports, peak {found[kind]['peak_mb']:.0f} MB,"
+                f" {found[kind]['end_mb']:.0f} MB at the end ({found[kind]['seconds']:.1f} s)"
+            )
+    return found
 
 
 # Queries and packs
@@ -786,6 +853,11 @@ def report(result: dict[str, Any], count: int, base_differs: set[int]) -> None:
         f" text) {exact}; the same items and text in any order {unordered}; of the {len(differing)}"
         f" others, {also_base} differ from the base alone too (redaction)"
     )
+    for kind, process in result["processes"].items():
+        print(
+            f"a process of its own answering {process['tasks']} tasks from the {kind} reader: peak RSS"
+            f" {process['peak_mb']:.0f} MB ({process['start_mb']:.0f} MB after its imports)"
+        )
     for name, found in result["against_fresh"].items():
         same = sum(row["exact"] for row in found)
         unordered_fresh = sum(row["unordered"] for row in found)
