@@ -533,12 +533,12 @@ def run_branch(
         # which count the documents a reconcile deleted until their segments merge.
         fresh_index = local_index.with_name(local_index.name + "-fresh")
         indexed_store(tree, fresh_index).close()
-        fresh = fresh_packs(tree, fresh_index / INDEX_FILE_NAME, tasks, args)
+        fresh_ones = fresh_packs(tree, fresh_index / INDEX_FILE_NAME, tasks, args)
         shutil.rmtree(fresh_index)
         against_fresh = {
             name: [
                 compare(pack, fresh_pack, overlay)
-                for pack, fresh_pack in zip(packs[name], fresh, strict=True)
+                for pack, fresh_pack in zip(packs[name], fresh_ones, strict=True)
             ]
             for name in ("merged", "local")
         }
