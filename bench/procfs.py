@@ -12,9 +12,19 @@ SAMPLE_INTERVAL_S = 0.05
 
 def rss_mb(pid: int | str = "self") -> float:
     """A process's resident memory in MB; 0 once it has gone."""
+    return _status_mb(pid, "VmRSS:")
+
+
+def peak_rss_mb(pid: int | str = "self") -> float:
+    """The most resident memory a process has had since it started, in MB (the kernel's high-water
+    mark: exact, where a sampler can miss a short peak); 0 once it has gone."""
+    return _status_mb(pid, "VmHWM:")
+
+
+def _status_mb(pid: int | str, field: str) -> float:
     try:
         for line in Path(f"/proc/{pid}/status").read_text().splitlines():
-            if line.startswith("VmRSS:"):
+            if line.startswith(field):
                 return int(line.split()[1]) / 1024
     except OSError:
         pass

@@ -19,7 +19,6 @@ from __future__ import annotations
 import argparse
 import json
 import math
-import shutil
 import statistics
 import tempfile
 import time
@@ -33,7 +32,7 @@ from tests.postgres_server import PostgresServer, start
 
 from bench.datasets import OUT_DIR, SWE_LITE, problem_statements
 from bench.latency.pg_search import COMMIT, publish_index, uptime
-from bench.repository import indexed_store
+from bench.repository import copy_index, indexed_store
 from bench.stats import median_and_p95, percentile
 from smartctx.core.context import ContextOptions, ContextPack, ContextRequest
 from smartctx.core.tokens import TokenCounter
@@ -92,7 +91,7 @@ def published(
     """``root``'s index at ``index_dir`` (a copy of ``copied_from`` brought up to date, or one
     built) published as one commit to a throw-away PostgreSQL server, stopped afterwards."""
     if copied_from is not None:
-        shutil.copytree(copied_from, index_dir)
+        copy_index(copied_from, index_dir, root)
     indexed_store(root, index_dir).close()
     server = start()
     try:

@@ -7,23 +7,34 @@ packs are compared with the local index's on the unchanged tree (round one only:
 publish's redaction alone changes). Then, for each ``--changed K``, the copy gets a branch made from
 the base: a widely used function renamed in its file and at its uses (about half of the K files), a
 function added to a fifth of them, a function body edited in the rest, two new files that call base
-definitions and the renamed one, and one file deleted (:func:`make_branch`, seeded). Measured:
+definitions and the renamed one, and one file deleted (:func:`make_branch`, seeded), all in the
+Python package ``--package`` (django's by default; in a monorepo of ``indexing/monorepo.py`` one
+repository's, e.g. ``networkx+networkx/networkx``). Measured:
 
 * **the overlay's build**, ``--build-rounds`` times: the changed and added files indexed alone
   (``Indexer.update_paths(…, reconcile_from=None)``, as ``smartctx context --base`` does) and
   ``read_overlay``; then once under tracemalloc (the memory the overlay keeps, and its peak) and once
   with each SQL query of ``read_overlay`` timed; and, to compare, bringing a copy of the base's
   index up to date with the branch (one reconcile), the local index the packs are compared with;
-* **queries**: every SWE-bench Lite problem statement of ``--repo``, ``--rounds`` times each way,
+* **queries**: every SWE-bench Lite problem statement of ``--repo`` (or, with ``--commit-tasks``, the
+  commit tasks of the tree's repositories, taking turns; ``--tasks N``: the first N), ``--rounds``
+  times each way,
   interleaved: over the local index of the branch (one snapshot pool) and over ``MergedReader``
   (a ``BaseSnapshot`` hiding what the overlay hides, one ``CommitFacts``, the overlay read once, as
   a server would keep it), wall and thread-CPU p50/p95, their ratios, and the stages;
 * **packs**: the same items in the same order with the same text (exact, scores aside), and the
   same items with the same text in any order (equal but for PageRank, which an overlay estimates);
-  for the packs that differ, which items and whether the base alone (redaction) already differed.
+  for the packs that differ, which items and whether the base alone (redaction) already differed;
+  against the reconciled local index and, for the K of ``--fresh-for`` (every K by default), a
+  fresh index of the branch;
+* **memory** (``--memory-tasks N``): the first N tasks answered by each reader in a process of its
+  own (``answer_alone.py``; the merged one builds its overlay there), each process's peak RSS.
 
     PYTHONPATH=server .venv/bin/python -m bench.latency.overlay_perf /work/benchrepos/qp-django \\
         --index-dir /work/benchrepos/qp-index --changed 10 100
+    PYTHONPATH=server .venv/bin/python -m bench.latency.overlay_perf /work/benchrepos/mono/tree \
+        --index-dir /work/benchrepos/mono/index --commit-tasks /work/benchrepos/train-out/train_tasks.jsonl \
+        --package networkx+networkx/networkx --tasks 80 --changed 10 100 --fresh-for 10 --memory-tasks 40
 """
 
 from __future__ import annotations
@@ -49,7 +60,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from bench.datasets import OUT_DIR, SWE_LITE, problem_statements
+from bench import child_process
+from bench.datasets import OUT_DIR, SWE_LITE, task_statements
+from bench.latency import answer_alone
 from bench.latency.base_perf import _wire, _without_scores, published
 from bench.latency.pg_search import uptime
 from bench.repository import git, indexed_store
@@ -72,13 +85,40 @@ from smartctx.team.overlay import Overlay, read_overlay
 
 # The lists of a pack whose items are compared by id (a file map's by path).
 ITEM_LISTS = ("bodies", "summaries", "fileMap")
-# Source files a branch is made from, and the two files it adds.
-SOURCE_GLOB = "django/**/*.py"
-ADDED_FILES = ("django/utils/branch_helpers.py", "tests/utils_tests/test_branch_helpers.py")
+# The package a branch changes unless told: django's, at the top of the tree.
+DEFAULT_PACKAGE = "django"
 # The name a rename gives: the old one with this ending.
 RENAMED_SUFFIX = "_on_branch"
 # Packs of each kind of difference printed with their items.
 SHOWN_DIFFERENCES = 4
+
+
+@dataclass(frozen=True)
+class BranchSite:
+    """Where a branch is made: a Python package of the tree (``django``, or in a monorepo of
+    ``indexing/monorepo.py`` one repository's, ``networkx+networkx/networkx``) and the folder its
+    modules are imported from (the package's parent: ``""``, ``networkx+networkx``)."""
+
+    import_root: str
+    package: str
+
+    @classmethod
+    def of(cls, package_path: str) -> BranchSite:
+        parent, _, package = package_path.strip("/").rpartition("/")
+        return cls(parent, package)
+
+    def in_tree(self, path: str) -> str:
+        """A path relative to the import root, as the tree (and ``BaseChoice``) names it."""
+        return f"{self.import_root}/{path}" if self.import_root else path
+
+    def added_files(self, folder: Path) -> tuple[str, str]:
+        """The helpers module and its test that a branch adds, relative to the import root ``folder``:
+        beside the package's utilities and their tests where it has them (django's), else in the
+        package and a ``tests`` folder beside it."""
+        package = self.package
+        helpers_folder = f"{package}/utils" if (folder / package / "utils").is_dir() else package
+        tests_folder = "tests/utils_tests" if (folder / "tests" / "utils_tests").is_dir() else "tests"
+        return f"{helpers_folder}/branch_helpers.py", f"{tests_folder}/test_branch_helpers.py"
 
 
 @dataclass
@@ -115,6 +155,30 @@ def main() -> None:
         "--repo", default="django/django", help="whose SWE-bench Lite statements are the tasks"
     )
     parser.add_argument("--data", type=Path, default=SWE_LITE)
+    parser.add_argument(
+        "--commit-tasks",
+        type=Path,
+        help="the tasks of this commit-task JSONL whose repositories are folders of root, in turns",
+    )
+    parser.add_argument(
+        "--package",
+        default=DEFAULT_PACKAGE,
+        help="the Python package, relative to root, that the branches change (its parent is its import root)",
+    )
+    parser.add_argument(
+        "--fresh-for",
+        type=int,
+        nargs="*",
+        help="the K whose packs are also compared with a fresh index of the branch (default: every"
+        " --changed; none when given empty): a cold index of the whole tree, a quarter of an hour on the"
+        " monorepo",
+    )
+    parser.add_argument(
+        "--memory-tasks",
+        type=int,
+        default=0,
+        help="answer this many tasks in a process of its own from each reader, for its peak memory",
+    )
     parser.add_argument("--budget", type=int, default=8000)
     parser.add_argument("--rounds", type=int, default=2)
     parser.add_argument("--build-rounds", type=int, default=3)
@@ -127,7 +191,7 @@ def main() -> None:
     parser.add_argument("--json", type=Path, default=OUT_DIR / "overlay_perf.json")
     args = parser.parse_args()
     root = args.root.resolve()
-    tasks = problem_statements(args.repo, args.data)[: args.tasks]
+    tasks = task_statements(root, args.repo, args.data, args.commit_tasks)[: args.tasks]
     load_before = uptime()
     results: dict[str, Any] = {}
     args.work.mkdir(parents=True, exist_ok=True)
@@ -143,7 +207,7 @@ def main() -> None:
             for count in args.changed:
                 git(tree, "checkout", "-q", "-f", base_sha)
                 git(tree, "clean", "-fdq")
-                branch = make_branch(tree, base_index / INDEX_FILE_NAME, count, args.seed)
+                branch = make_branch(tree, BranchSite.of(args.package), count, args.seed)
                 git(tree, "checkout", "-q", "-b", f"overlay-{count}")
                 git(tree, "add", "-A")
                 git(
@@ -156,8 +220,9 @@ def main() -> None:
                     f" {len(branch.deleted)} deleted ({branch.deleted[0]})"
                 )
                 results[str(count)] = run_branch(
-                    tree, base_index, Path(temp) / f"local-{count}", server.url(), commit, branch, tasks, args
-                )
+                    tree, base_index, Path(temp) / f"local-{count}", server.url(), commit, branch,
+                    tasks, args, fresh=args.fresh_for is None or count in args.fresh_for,
+                )  # fmt: skip
                 results[str(count)]["differ_in_base"] = sorted(baseline)
                 report(results[str(count)], count, baseline)
     print(f"load: before {load_before}; after {uptime()}")
@@ -180,31 +245,33 @@ def main() -> None:
 # The branch
 
 
-def make_branch(tree: Path, index_path: Path, count: int, seed: int) -> Branch:
-    """Change ``count`` existing source files of ``tree`` (about half by renaming one widely used
-    function, a fifth by adding a function, the rest by editing a function's body), add two files
-    and delete one. Every file changed still parses."""
+def make_branch(tree: Path, site: BranchSite, count: int, seed: int) -> Branch:
+    """Change ``count`` existing source files of ``site``'s package in ``tree`` (about half by
+    renaming one widely used function, a fifth by adding a function, the rest by editing a
+    function's body), add two files and delete one, all under the site's import root (one
+    repository of a monorepo). Every file changed still parses."""
     chooser = random.Random(seed * 1000 + count)
+    folder = tree / site.import_root
     sources = sorted(
-        str(path.relative_to(tree))
-        for path in tree.glob(SOURCE_GLOB)
+        str(path.relative_to(folder))
+        for path in folder.glob(f"{site.package}/**/*.py")
         if not any(part in ("locale", "migrations") for part in path.parts)
     )
-    texts = {path: (tree / path).read_text() for path in sources}
+    texts = {path: (folder / path).read_text() for path in sources}
     everything = {
-        str(path.relative_to(tree)): path.read_text(errors="replace") for path in tree.rglob("*.py")
+        str(path.relative_to(folder)): path.read_text(errors="replace") for path in folder.rglob("*.py")
     }
-    renamed, renamed_files = _rename_target(everything, max(2, count // 2))
+    renamed, renamed_files = _rename_target(everything, site.package, max(2, count // 2))
     for path in renamed_files:
-        text = (tree / path).read_text()
-        (tree / path).write_text(re.sub(rf"\b{renamed}\b", renamed + RENAMED_SUFFIX, text))
+        text = (folder / path).read_text()
+        (folder / path).write_text(re.sub(rf"\b{renamed}\b", renamed + RENAMED_SUFFIX, text))
     rest = [path for path in sources if path not in renamed_files and texts[path].strip()]
     chooser.shuffle(rest)
     # A module no other file names (an obsolete one): deleting a module every file imports is a
     # refactoring of its own.
     deleted = [next(path for path in rest if _unnamed(path, everything))]
     rest.remove(deleted[0])
-    (tree / deleted[0]).unlink()
+    (folder / deleted[0]).unlink()
     added_functions: list[str] = []
     edited_bodies: list[str] = []
     want_added = max(1, count // 5)
@@ -221,15 +288,30 @@ def make_branch(tree: Path, index_path: Path, count: int, seed: int) -> Branch:
             edited_bodies.append(path)
         else:
             break
-        (tree / path).write_text(text)
-    helpers, test = ADDED_FILES
-    (tree / helpers).write_text(
+        (folder / path).write_text(text)
+    added = site.added_files(folder)
+    helpers, test = added
+    (folder / helpers).write_text(
         _HELPERS.format(renamed=renamed + RENAMED_SUFFIX, module=_module(renamed_files[0]))
     )
-    (tree / test).write_text(_HELPERS_TEST)
-    for path in [*renamed_files, *added_functions, *edited_bodies, *ADDED_FILES]:
-        ast.parse((tree / path).read_text(), path)
-    return Branch(renamed, renamed_files, added_functions, edited_bodies, list(ADDED_FILES), deleted)
+    # django's own test case where the branch is django's (its recorded branches), else unittest's.
+    case_module, case = ("django.test", "SimpleTestCase")
+    if site.package != "django":
+        case_module, case = "unittest", "TestCase"
+    (folder / test).parent.mkdir(parents=True, exist_ok=True)
+    (folder / test).write_text(
+        _HELPERS_TEST.format(case_module=case_module, case=case, helpers=_module(helpers))
+    )
+    for path in [*renamed_files, *added_functions, *edited_bodies, *added]:
+        ast.parse((folder / path).read_text(), path)
+    return Branch(
+        renamed,
+        [site.in_tree(path) for path in renamed_files],
+        [site.in_tree(path) for path in added_functions],
+        [site.in_tree(path) for path in edited_bodies],
+        [site.in_tree(path) for path in added],
+        [site.in_tree(path) for path in deleted],
+    )
 
 
 def _unnamed(path: str, everything: dict[str, str]) -> bool:
@@ -243,15 +325,15 @@ def _module(path: str) -> str:
     return path.removesuffix(".py").removesuffix("/__init__").replace("/", ".")
 
 
-def _rename_target(everything: dict[str, str], files: int) -> tuple[str, list[str]]:
-    """A top-level function of django/ defined once in the tree whose name (a whole word) is in
-    about ``files`` files, its own first: the name and those files."""
+def _rename_target(everything: dict[str, str], package: str, files: int) -> tuple[str, list[str]]:
+    """A top-level function of ``package`` defined once among ``everything``'s files whose name (a
+    whole word) is in about ``files`` files, its own first: the name and those files."""
     defined: Counter[str] = Counter()
     where: dict[str, str] = {}
     for path, text in everything.items():
         for name in re.findall(r"^\s*def (\w+)\(", text, re.MULTILINE):
             defined[name] += 1
-        if path.startswith("django/"):
+        if path.startswith(f"{package}/"):
             for name in re.findall(r"^def ([a-z]\w*_\w+)\(", text, re.MULTILINE):
                 where.setdefault(name, path)
     candidates = sorted(name for name in where if defined[name] == 1 and len(name) >= 10)
@@ -327,11 +409,11 @@ def branch_collect(values):
     return seen
 '''
 
-_HELPERS_TEST = """from django.test import SimpleTestCase
-from django.utils.branch_helpers import branch_collect
+_HELPERS_TEST = """from {case_module} import {case}
+from {helpers} import branch_collect
 
 
-class BranchCollectTests(SimpleTestCase):
+class BranchCollectTests({case}):
     def test_collect_keeps_order(self):
         self.assertEqual(branch_collect([3, 1, 3, 2]), [3, 1, 2])
 """
@@ -391,6 +473,8 @@ def run_branch(
     branch: Branch,
     tasks: list[str],
     args: argparse.Namespace,
+    *,
+    fresh: bool,
 ) -> dict[str, Any]:
     with tempfile.TemporaryDirectory(prefix="overlay-", dir=local_index.parent) as folder:
         builds = []
@@ -437,19 +521,27 @@ def run_branch(
     reconcile_s = time.perf_counter() - began
     print(f"  overlay: {shape}; the local index brought up to date with the branch in {reconcile_s:.1f} s")
     rows, packs = measure(tree, local_index / INDEX_FILE_NAME, url, commit, overlay, tasks, args)
+    processes = (
+        processes_memory(tree, local_index / INDEX_FILE_NAME, url, commit, branch, tasks, args)
+        if args.memory_tasks
+        else {}
+    )
     shutil.rmtree(local_index)
-    # A fresh index of the branch: what a reconciled index answers but for tantivy's statistics,
-    # which count the documents a reconcile deleted until their segments merge.
-    fresh_index = local_index.with_name(local_index.name + "-fresh")
-    indexed_store(tree, fresh_index).close()
-    fresh = fresh_packs(tree, fresh_index / INDEX_FILE_NAME, tasks, args)
-    shutil.rmtree(fresh_index)
-    against_fresh = {
-        name: [
-            compare(pack, fresh_pack, overlay) for pack, fresh_pack in zip(packs[name], fresh, strict=True)
-        ]
-        for name in ("merged", "local")
-    }
+    against_fresh: dict[str, list[dict[str, Any]]] = {}
+    if fresh:
+        # A fresh index of the branch: what a reconciled index answers but for tantivy's statistics,
+        # which count the documents a reconcile deleted until their segments merge.
+        fresh_index = local_index.with_name(local_index.name + "-fresh")
+        indexed_store(tree, fresh_index).close()
+        fresh_ones = fresh_packs(tree, fresh_index / INDEX_FILE_NAME, tasks, args)
+        shutil.rmtree(fresh_index)
+        against_fresh = {
+            name: [
+                compare(pack, fresh_pack, overlay)
+                for pack, fresh_pack in zip(packs[name], fresh_ones, strict=True)
+            ]
+            for name in ("merged", "local")
+        }
     statements = sql_profile(tree, url, commit, overlay, tasks[: args.sql_profile], args)
     return {
         "branch": {
@@ -468,8 +560,49 @@ def run_branch(
         "local_reconcile_s": reconcile_s,
         "sql_profile": statements,
         "against_fresh": against_fresh,
+        "processes": processes,
         "rows": rows,
     }
+
+
+def processes_memory(
+    tree: Path,
+    index_path: Path,
+    url: str,
+    commit: PublishedCommit,
+    branch: Branch,
+    tasks: list[str],
+    args: argparse.Namespace,
+) -> dict[str, dict[str, Any]]:
+    """The first ``--memory-tasks`` tasks answered in a process of its own by each reader (the local
+    index; the base with the branch's overlay, built in that process): each process's resident
+    memory after its imports, its peak and at the end. Here both readers share one process, whose
+    memory says nothing of either alone."""
+    found: dict[str, dict[str, Any]] = {}
+    with tempfile.TemporaryDirectory(prefix="answer-alone-") as folder:
+        for kind in ("local", "merged"):
+            spec: answer_alone.Spec = {
+                "kind": kind,
+                "tree": str(tree),
+                "tasks": tasks[: args.memory_tasks],
+                "budget": args.budget,
+                "index": str(index_path),
+                "url": url,
+                "commit_id": commit.commit_id,
+                "sha": commit.sha,
+                "completed_at": commit.completed_at.isoformat(),
+                "changed": branch.changed,
+                "deleted": branch.deleted,
+            }
+            path = Path(folder) / f"{kind}.json"
+            path.write_text(json.dumps(spec))
+            found[kind] = child_process.result(answer_alone.__file__, str(path))
+            print(
+                f"  a process answering {len(spec['tasks'])} tasks from the {kind} reader alone: RSS"
+                f" {found[kind]['start_mb']:.0f} MB after imports, peak {found[kind]['peak_mb']:.0f} MB,"
+                f" {found[kind]['end_mb']:.0f} MB at the end ({found[kind]['seconds']:.1f} s)"
+            )
+    return found
 
 
 # Queries and packs
@@ -720,6 +853,11 @@ def report(result: dict[str, Any], count: int, base_differs: set[int]) -> None:
         f" text) {exact}; the same items and text in any order {unordered}; of the {len(differing)}"
         f" others, {also_base} differ from the base alone too (redaction)"
     )
+    for kind, process in result["processes"].items():
+        print(
+            f"a process of its own answering {process['tasks']} tasks from the {kind} reader: peak RSS"
+            f" {process['peak_mb']:.0f} MB ({process['start_mb']:.0f} MB after its imports)"
+        )
     for name, found in result["against_fresh"].items():
         same = sum(row["exact"] for row in found)
         unordered_fresh = sum(row["unordered"] for row in found)
