@@ -11,7 +11,10 @@ temporary folder, stopped and removed at the end):
    engine receives them: the terms of each document count, and the chosen terms, weights and limit of
    each search over definitions and over files.
 3. **Replay.** The recorded calls, task by task, on tantivy (store/lexical.py) and on PostgreSQL
-   (team/lexical.py: BM25 in SQL over the postings), best of ``ROUNDS`` per call; per engine the
+   (team/lexical.py: each term's list read and scored in numpy; once reading every list, once with
+   the commit's cache of lists as an editor keeps it, which the best of two rounds finds warm), and
+   on the way before it as the baseline: BM25 summed in SQL over a table of one row per posting, built
+   here from the lists as schema v2 held them; best of ``ROUNDS`` per call; per engine the
    latency of each kind of call and of a task's calls together, and how much of tantivy's answer
    PostgreSQL returns (top 10 and top 50, definitions and files), in the same order or not, and how
    close the scores are.
@@ -19,7 +22,7 @@ temporary folder, stopped and removed at the end):
    differ wherever the checkout holds a secret. A second tantivy index, built from the published
    (redacted) words, separates the two causes: against it only the scoring differs.
 4. **Full-text search.** The same calls on PostgreSQL's own full-text search (a ``tsvector`` per
-   document built from the same postings, a GIN index, ``ts_rank``), as the alternative to BM25 in SQL.
+   document built from the same postings, a GIN index, ``ts_rank``), the alternative measured first.
 5. **Packs.** Every task is packed with the local snapshot, with a snapshot whose lexical index is
    PostgreSQL's and with one whose lexical index is tantivy over the published words, and the packs
    compared (text, and the citations of bodies, summaries and the file map).
@@ -47,6 +50,7 @@ from typing import Any
 import psycopg
 from psycopg.rows import TupleRow
 from tests.postgres_server import PostgresServer, start
+from tests.published_postings import postings
 
 from bench.datasets import OUT_DIR, SWE_LITE, problem_statements
 from bench.repository import indexed_store
@@ -219,29 +223,118 @@ def tantivy_engine(name: str, reader: LexicalReader) -> Engine:
     )
 
 
-def postgres_engine(name: str, connection: Database, commit: lexical.SearchedCommit) -> Engine:
+def postgres_engine(
+    name: str, connection: Database, commit: lexical.SearchedCommit, cache: lexical.ListCache | None
+) -> Engine:
     return Engine(
         name,
         lambda terms, at_most: lexical.document_counts(connection, commit, terms, at_most),
-        lambda terms, limit: lexical.search_symbols(connection, commit, terms, limit),
-        lambda terms, limit: lexical.search_files(connection, commit, terms, limit),
+        lambda terms, limit: lexical.search_symbols(connection, commit, terms, limit, cache),
+        lambda terms, limit: lexical.search_files(connection, commit, terms, limit, cache),
+    )
+
+
+# The baseline: the postings a row each, as schema v2 held them (its key holds frequency and norm, so
+# a search reads one index), and its statements: each term's document frequency counted and its
+# weight computed, then every posting of the terms scored and summed per document.
+_ROW_TABLES = (("rows_symbols", "symbol"), ("rows_files", "file"))
+_ROWS_TOP = """
+WITH weights AS (
+    SELECT q.term, q.boost * ln(1 + (%(documents)s - count(*) + 0.5) / (count(*) + 0.5)) * (1 + %(k1)s)
+        AS weight
+    FROM unnest(%(terms)s::text[], %(boosts)s::float8[]) AS q (term, boost)
+    JOIN {table} p ON p.commit_id = %(commit)s AND p.term = q.term
+    GROUP BY q.term, q.boost
+)
+SELECT id, score FROM (
+    SELECT p.id, sum(
+        w.weight * p.frequency / (p.frequency + %(k1)s * (1 - %(b)s + %(b)s * p.norm / %(average)s))
+    ) AS score
+    FROM weights w
+    JOIN {table} p ON p.commit_id = %(commit)s AND p.term = w.term
+    GROUP BY p.id
+) AS scored
+ORDER BY round(score * %(scale)s) DESC, id
+LIMIT %(limit)s
+"""
+_ROWS_COUNTS = """
+SELECT q.term, (
+    SELECT count(*) FROM (
+        SELECT 1 FROM rows_symbols p WHERE p.commit_id = %(commit)s AND p.term = q.term LIMIT %(at_most)s
+    ) AS found
+)
+FROM unnest(%(terms)s::text[]) AS q (term)
+"""
+
+
+def build_posting_rows(connection: Database) -> float:
+    began = time.perf_counter()
+    for table, kind in _ROW_TABLES:
+        id_column = "node_id" if kind == "symbol" else "file_id"
+        connection.execute(f"DROP TABLE IF EXISTS {table}")
+        connection.execute(
+            f"CREATE TABLE {table} AS SELECT commit_id, term, {id_column} AS id, frequency, norm"
+            f" FROM ({postings(kind)}) AS p"
+        )
+        connection.execute(
+            f"ALTER TABLE {table} ADD PRIMARY KEY (commit_id, term, id) INCLUDE (frequency, norm)"
+        )
+        connection.execute(f"VACUUM (ANALYZE) {table}")
+    return time.perf_counter() - began
+
+
+def posting_rows_engine(connection: Database, commit: lexical.SearchedCommit) -> Engine:
+    def top(table: str, corpus: lexical.Corpus) -> Callable[[dict[str, int], int], list[tuple[int, float]]]:
+        def run(weighted_terms: dict[str, int], limit: int) -> list[tuple[int, float]]:
+            terms = sorted(weighted_terms)
+            rows = connection.execute(
+                _ROWS_TOP.format(table=table).encode(),
+                {
+                    "commit": commit.commit_id,
+                    "terms": terms,
+                    "boosts": [float(weighted_terms[term]) for term in terms],
+                    "documents": corpus.documents,
+                    "average": corpus.average_length,
+                    "k1": lexical.K1,
+                    "b": lexical.B,
+                    "scale": 10.0**lexical.SCORE_PLACES,
+                    "limit": limit,
+                },
+            )
+            return [(int(row_id), float(score)) for row_id, score in rows]
+
+        return run
+
+    def counts(terms: list[str], at_most: int) -> dict[str, int]:
+        rows = connection.execute(
+            _ROWS_COUNTS.encode(),
+            {"commit": commit.commit_id, "terms": sorted(set(terms)), "at_most": at_most},
+        )
+        return {str(term): int(count) for term, count in rows if count}
+
+    return Engine(
+        "PostgreSQL, BM25 in SQL over a row per posting (schema v2, before)",
+        counts,
+        top("rows_symbols", commit.symbols),
+        top("rows_files", commit.files),
     )
 
 
 # PostgreSQL's full-text search over the same documents: each definition's and file's postings as a
 # tsvector (a term repeated by its frequency), ranked by ts_rank. A tsquery has no per-term weight, and
 # a tsvector keeps at most 256 positions of a word, none past 16,383: it counts what it can.
-_FTS_TABLES = (("fts_symbols", "symbol_postings", "node_id"), ("fts_files", "file_postings", "file_id"))
+_FTS_TABLES = (("fts_symbols", "rows_symbols"), ("fts_files", "rows_files"))
 
 
 def build_full_text(connection: Database, commit: lexical.SearchedCommit) -> float:
+    """Full-text tables from the baseline's rows (build_posting_rows first)."""
     began = time.perf_counter()
-    for table, postings, key in _FTS_TABLES:
+    for table, rows in _FTS_TABLES:
         connection.execute(f"DROP TABLE IF EXISTS {table}")
         connection.execute(
-            f"CREATE TABLE {table} AS SELECT {key} AS id,"
+            f"CREATE TABLE {table} AS SELECT id,"
             " to_tsvector('simple', string_agg(repeat(term || ' ', frequency), ' ')) AS document"
-            f" FROM smartctx.{postings} WHERE commit_id = %s GROUP BY {key}",
+            f" FROM {rows} WHERE commit_id = %s GROUP BY id",
             (commit.commit_id,),
         )
         connection.execute(f"CREATE INDEX ON {table} USING gin (document)")
@@ -429,12 +522,10 @@ def publish_index(server: PostgresServer, root: Path, index_path: Path) -> tuple
         connection.close()
 
 
-def table_bytes(connection: Database) -> dict[str, dict[str, int]]:
+def table_bytes(connection: Database, tables: Iterable[str]) -> dict[str, dict[str, int]]:
     sizes: dict[str, dict[str, int]] = {}
-    for table in SEARCH_TABLES:
-        row = connection.execute(
-            "SELECT pg_table_size(%s), pg_indexes_size(%s)", (f"smartctx.{table}", f"smartctx.{table}")
-        ).fetchone()
+    for table in tables:
+        row = connection.execute("SELECT pg_table_size(%s), pg_indexes_size(%s)", (table, table)).fetchone()
         assert row is not None
         sizes[table] = {"table": int(row[0]), "indexes": int(row[1])}
     return sizes
@@ -497,11 +588,21 @@ def measure(
     redacted = tantivy_engine("tantivy over the published words", published_words)
     results = [(local, replay(local, recorded)), (redacted, replay(redacted, recorded))]
     with psycopg.connect(server.url(), autocommit=True) as connection:
-        sizes = table_bytes(connection)
         commit = lexical.searched_commit(connection, commit_id)
-        postgres = postgres_engine("PostgreSQL, BM25 in SQL (team/lexical.py)", connection, commit)
-        results.append((postgres, replay(postgres, recorded)))
-        counts_same = counts_equal(postgres, local, recorded)
+        rows_build_s = build_posting_rows(connection)
+        sizes = table_bytes(
+            connection,
+            [*(f"smartctx.{table}" for table in SEARCH_TABLES), *(table for table, _ in _ROW_TABLES)],
+        )
+        posting_rows = posting_rows_engine(connection, commit)
+        uncached = postgres_engine("PostgreSQL, term lists (team/lexical.py)", connection, commit, None)
+        cached = postgres_engine(
+            "PostgreSQL, term lists, the commit's cache warm", connection, commit, lexical.ListCache()
+        )
+        # The baseline and the lists take turns, so that a change of load falls on both.
+        for engine in (posting_rows, uncached, cached):
+            results.append((engine, replay(engine, recorded)))
+        counts_same = counts_equal(uncached, local, recorded)
         full_text_build_s = build_full_text(connection, commit)
         full_text = full_text_engine(connection, commit)
         results.append((full_text, replay(full_text, recorded)))
@@ -527,6 +628,7 @@ def measure(
         "publish_s": publish_s,
         "rows": rows,
         "bytes": sizes,
+        "posting_rows_build_s": rows_build_s,
         "full_text_build_s": full_text_build_s,
         "counts_equal": counts_same,
         "engines": engines,
@@ -546,9 +648,7 @@ def report(results: dict[str, Any]) -> None:
     sizes = results["bytes"]
     total_bytes = sum(size["table"] + size["indexes"] for size in sizes.values())
     counted = ", ".join(f"{table} {results['rows'][table]:,} rows" for table in SEARCH_TABLES)
-    print(
-        f"publish {results['publish_s']:.1f} s; postings and lengths {total_bytes / 1e6:.1f} MB ({counted})"
-    )
+    print(f"publish {results['publish_s']:.1f} s; search tables {total_bytes / 1e6:.1f} MB ({counted})")
     for table, size in sizes.items():
         print(f"  {table}: table {size['table'] / 1e6:.1f} MB, indexes {size['indexes'] / 1e6:.1f} MB")
     print(f"document counts equal to tantivy's: {results['counts_equal']:.3f}\n")
@@ -585,7 +685,8 @@ def report(results: dict[str, Any]) -> None:
         f" tantivy over the published words against local {len(packs['published_words_vs_local'])}"
         f"\nbuild_context p50 / p95 ms: local {local_p50:.0f} / {local_p95:.0f},"
         f" with PostgreSQL's search {pg_p50:.0f} / {pg_p95:.0f}"
-        f"\nfull-text tables built in {results['full_text_build_s']:.1f} s"
+        f"\nthe baseline's rows built in {results['posting_rows_build_s']:.1f} s,"
+        f" full-text tables in {results['full_text_build_s']:.1f} s"
     )
 
 

@@ -565,7 +565,7 @@ def _index_shard(root: Path, args: argparse.Namespace, publisher: Publisher, sha
             f"published  {target} in {report.seconds:.1f} s{_stages(report.stage_seconds)}:"
             f" {rows['files']:,} files,"
             f" {rows['nodes']:,} definitions, {rows['refs']:,} references,"
-            f" {rows['symbol_postings'] + rows['file_postings']:,} postings"
+            f" {rows['symbol_lists']:,} search terms"
         )
     waiting = shard.count - report.shards_written
     then = f"{waiting} to go, then --finish" if waiting else "now run --finish"
@@ -622,7 +622,7 @@ def _published_line(report: PublishReport, publisher: Publisher) -> str:
         f"published  {target} in {report.seconds:.1f} s{_stages(report.stage_seconds)}:"
         f" {rows['files']:,} files,"
         f" {rows['nodes']:,} definitions, {rows['edges']:,} edges,"
-        f" {rows['symbol_postings'] + rows['file_postings']:,} postings; keeping the newest"
+        f" {rows['symbol_lists']:,} search terms; keeping the newest"
         f" {publisher.keep}{pruned}"
     )
 

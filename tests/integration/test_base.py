@@ -29,6 +29,7 @@ if not os.environ.get(REQUIRE_VARIABLE):
 import psycopg
 
 from gitrepos import Repo
+from smartctx.team.database import UPGRADES
 
 REPOSITORY = "example.invalid/retrieval"
 # The code the repository holds: a real package of a few thousand lines, in its own folder.
@@ -318,6 +319,21 @@ def test_a_checkout_no_published_commit_is_an_ancestor_of_falls_back(
     _, stderr = from_base(other.root, TASKS[0], tmp_path / "index", postgres_url)
 
     assert "none of the 1 published commits" in stderr and "ancestor of HEAD" in stderr
+
+
+def test_a_database_of_an_older_schema_is_named_and_the_local_index_answers(
+    tmp_path: Path, postgres_url: str, published: Repo
+) -> None:
+    # The database as a publisher of schema v2 left it: no term lists to search.
+    with psycopg.connect(postgres_url, autocommit=True) as database:
+        database.execute("DROP TABLE smartctx.symbol_lists, smartctx.file_lists")
+        database.execute("UPDATE smartctx.schema_version SET version = 2, digest = %s", (UPGRADES[2][0],))
+
+    pack, stderr = from_base(tmp_path / "editor", TASKS[0], tmp_path / "editor-index", postgres_url)
+
+    assert "holds smartctx schema v2, older than the v3 this smartctx reads" in stderr
+    assert "answering from the local index" in stderr
+    assert pack["bodies"]
 
 
 def test_nothing_published_and_a_bad_url_are_told_apart(tmp_path: Path, postgres_url: str) -> None:

@@ -29,6 +29,7 @@ import psycopg
 from psycopg.rows import TupleRow
 
 from gitrepos import Repo
+from published_postings import postings
 from smartctx.store.database import INDEX_FILE_NAME
 from smartctx.store.export import IndexExport, SearchWordsRecord
 from smartctx.store.snapshot import IndexSnapshot
@@ -135,6 +136,10 @@ def rows_per_table(database: Database, commit: int) -> dict[str, int]:
     }
 
 
+def postings_of(database: Database, kind: str) -> set[tuple[object, ...]]:
+    return {tuple(row) for row in database.execute(postings(kind)).fetchall()}
+
+
 def rows_of_other_commits(database: Database, kept: list[int]) -> int:
     return sum(
         scalar(database, f"SELECT count(*) FROM smartctx.{table} WHERE NOT commit_id = ANY(%s)", kept)
@@ -165,12 +170,22 @@ def test_publish_writes_the_commit_index_and_no_source_text(
     assert (published["files"], published["nodes"], published["edges"]) == (files, nodes, edges)
     assert files == 3 and nodes > 3 and edges > 0
     assert published["symbol_lengths"] == nodes and published["file_lengths"] == files
+    # A term's list is one row: its documents, each once, as many as the row says.
+    for kind in ("symbol", "file"):
+        terms = scalar(database, f"SELECT count(DISTINCT term) FROM ({postings(kind)}) p")
+        assert published[f"{kind}_lists"] == terms > 0
+        id_column = "node_id" if kind == "symbol" else "file_id"
+        counted = database.execute(
+            f"SELECT l.documents, (SELECT count(DISTINCT p.{id_column}) FROM ({postings(kind)}) p"
+            f" WHERE p.term = l.term) FROM smartctx.{kind}_lists l"
+        ).fetchall()
+        assert all(documents == distinct for documents, distinct in counted)
     hashes = dict(database.execute("SELECT path, content_hash FROM smartctx.files").fetchall())
     with IndexExport(tmp_path / "index" / INDEX_FILE_NAME) as export:
         assert hashes == {record.path: record.content_hash for record in export.files()}
     # A definition's name counts ten times in its own search words, as in the local engine.
     discount = database.execute(
-        "SELECT p.frequency FROM smartctx.symbol_postings p JOIN smartctx.nodes n"
+        f"SELECT p.frequency FROM ({postings('symbol')}) p JOIN smartctx.nodes n"
         " ON n.commit_id = p.commit_id AND n.node_id = p.node_id"
         " WHERE n.name = 'apply_discount' AND p.term = 'discount'"
     ).fetchone()
@@ -231,7 +246,7 @@ def test_published_text_and_terms_hold_no_secret(
         "SELECT table_name, column_name FROM information_schema.columns WHERE table_schema = 'smartctx'"
         " AND data_type IN ('text', 'character varying')"
     ).fetchall()
-    assert ("symbol_postings", "term") in text_columns and ("nodes", "doc") in text_columns
+    assert ("symbol_lists", "term") in text_columns and ("nodes", "doc") in text_columns
     for table, column in text_columns:
         for piece in SECRET_PIECES:
             found = scalar(
@@ -250,7 +265,7 @@ def test_published_text_and_terms_hold_no_secret(
     published = Counter(
         dict(
             database.execute(
-                "SELECT term, frequency FROM smartctx.symbol_postings WHERE node_id = %s", (upload_id,)
+                f"SELECT term, frequency FROM ({postings('symbol')}) p WHERE node_id = %s", (upload_id,)
             ).fetchall()
         )
     )
@@ -513,13 +528,13 @@ def test_a_database_of_another_schema_version_is_refused(tmp_path: Path, postgre
     with connect(address) as connection:
         connection.execute("CREATE SCHEMA smartctx")
         connection.execute("CREATE TABLE smartctx.schema_version (version integer, digest text)")
-        connection.execute("INSERT INTO smartctx.schema_version VALUES (3, 'later')")
+        connection.execute("INSERT INTO smartctx.schema_version VALUES (4, 'later')")
     repo = make_shop(tmp_path / "shop")
 
     result = run_publish(repo.root, tmp_path / "index", postgres_url)
 
     assert result.returncode == 1
-    assert "holds a newer smartctx schema (v3) than this smartctx writes (v2)" in result.stderr
+    assert "holds a newer smartctx schema (v4) than this smartctx writes (v3)" in result.stderr
 
 
 def test_a_database_of_schema_v1_is_upgraded_and_keeps_its_commits(
@@ -528,8 +543,17 @@ def test_a_database_of_schema_v1_is_upgraded_and_keeps_its_commits(
     repo = make_shop(tmp_path / "shop")
     first = repo.git("rev-parse", "HEAD")
     assert run_publish(repo.root, tmp_path / "index", postgres_url).returncode == 0
-    # The database as schema v1 left it: no shards, and v1's record of itself.
+    # The database as schema v1 left it: no shards, postings a row each, and v1's record of itself.
+    before = {kind: postings_of(database, kind) for kind in ("symbol", "file")}
     database.execute("DROP TABLE smartctx.shards")
+    for kind, id_column in (("symbol", "node_id"), ("file", "file_id")):
+        database.execute(
+            f"CREATE TABLE smartctx.{kind}_postings (commit_id bigint NOT NULL, term text NOT NULL,"
+            f" {id_column} integer NOT NULL, frequency integer NOT NULL, norm integer NOT NULL,"
+            f" PRIMARY KEY (commit_id, term, {id_column}) INCLUDE (frequency, norm))"
+        )
+        database.execute(f"INSERT INTO smartctx.{kind}_postings {postings(kind)}")
+        database.execute(f"DROP TABLE smartctx.{kind}_lists")
     database.execute("ALTER TABLE smartctx.commits DROP COLUMN shard_count")
     database.execute("DELETE FROM smartctx.schema_version")
     database.execute(
@@ -542,8 +566,14 @@ def test_a_database_of_schema_v1_is_upgraded_and_keeps_its_commits(
 
     assert result.returncode == 0, result.stderr
     assert complete_commits(database) == [second, first]
-    assert sorted(database.execute("SELECT version FROM smartctx.schema_version").fetchall()) == [(1,), (2,)]
-    assert rows_per_table(database, commit_id(database, first))["nodes"] > 0
+    versions = database.execute("SELECT version FROM smartctx.schema_version").fetchall()
+    assert sorted(versions) == [(1,), (2,), (3,)]
+    kept = rows_per_table(database, commit_id(database, first))
+    assert kept["nodes"] > 0
+    # The commit published before the upgrade has its postings as lists, so editors can search it.
+    first_id = commit_id(database, first)
+    for kind in ("symbol", "file"):
+        assert {row for row in postings_of(database, kind) if row[0] == first_id} == before[kind]
     # What publishing in shards needs is there.
     assert database.execute(
         "SELECT shard_count FROM smartctx.commits WHERE sha = %s", (second,)

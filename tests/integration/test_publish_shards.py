@@ -32,6 +32,7 @@ from psycopg.rows import TupleRow
 from test_publish import WAIT_S, complete_commits, publisher_sessions, wait_for
 
 from gitrepos import Repo
+from published_postings import postings
 
 SOURCE = Path(__file__).resolve().parents[2] / "server" / "smartctx" / "retrieval"
 WHOLE = "example.invalid/whole"
@@ -115,7 +116,7 @@ def published_rows(database: Database, repository: str) -> dict[str, Any]:
         },
         "symbol_postings": Counter(
             (term, node_names[node_id], frequency, norm)
-            for _, term, node_id, frequency, norm in rows("SELECT * FROM smartctx.symbol_postings")
+            for _, term, node_id, frequency, norm in rows(postings("symbol"))
         ),
         "symbol_lengths": Counter(
             (node_names[node_id], length)
@@ -123,7 +124,7 @@ def published_rows(database: Database, repository: str) -> dict[str, Any]:
         ),
         "file_postings": Counter(
             (term, paths[file_id], frequency, norm)
-            for _, term, file_id, frequency, norm in rows("SELECT * FROM smartctx.file_postings")
+            for _, term, file_id, frequency, norm in rows(postings("file"))
         ),
         "file_lengths": Counter(
             (paths[file_id], length) for _, file_id, length in rows("SELECT * FROM smartctx.file_lengths")

@@ -20,6 +20,7 @@ import psycopg
 from psycopg.rows import TupleRow
 
 from smartctx.history.git import GitError, run_git
+from smartctx.team.database import SCHEMA_VERSION, TeamDatabaseError
 
 # Characters of a commit's sha in messages and stamps, as git's own short form.
 SHORT_SHA = 7
@@ -56,10 +57,19 @@ class BaseChoice:
 
 
 def published_commits(connection: psycopg.Connection[TupleRow], repository: str) -> list[PublishedCommit]:
-    """The repository's complete commits, newest first (none when it was never published)."""
+    """The repository's complete commits, newest first (none when it was never published). A database
+    of an older schema raises: this smartctx's searches read tables it does not have."""
     exists = connection.execute("SELECT to_regclass('smartctx.commits')").fetchone()
     if exists is None or exists[0] is None:
         return []
+    version = connection.execute("SELECT max(version) FROM smartctx.schema_version").fetchone()
+    if version is None or version[0] is None or int(version[0]) < SCHEMA_VERSION:
+        found = "no version" if version is None or version[0] is None else f"v{version[0]}"
+        raise TeamDatabaseError(
+            f"the team database holds smartctx schema {found}, older than the v{SCHEMA_VERSION} this"
+            " smartctx reads: publish once with this smartctx version (publishing upgrades the schema"
+            " in place and keeps every commit)"
+        )
     return [
         PublishedCommit(int(commit_id), str(sha), completed_at)
         for commit_id, sha, completed_at in connection.execute(

@@ -37,7 +37,7 @@ from smartctx.store.snapshot import (
 )
 from smartctx.team import lexical
 from smartctx.team.base import PublishedCommit
-from smartctx.team.lexical import SearchedCommit, searched_commit
+from smartctx.team.lexical import ListCache, SearchedCommit, searched_commit
 
 # A node's columns, its file as an id (CommitFacts names it) and its scores looked up one row at a
 # time: a join would let the planner hash a whole commit's scores to read a few hundred of them.
@@ -82,6 +82,7 @@ class CommitFacts:
         self.paths_by_name: dict[str, list[str]] | None = None
         self.rows: int | None = None
         self.searched: SearchedCommit | None = None
+        self.lists = ListCache()
 
 
 class BaseSnapshot:
@@ -368,14 +369,16 @@ class BaseSnapshot:
             return []
         return [
             SearchHit(node_id, score)
-            for node_id, score in lexical.search_symbols(self._db, self._searched(), terms, limit)
+            for node_id, score in lexical.search_symbols(
+                self._db, self._searched(), terms, limit, self._facts.lists
+            )
         ]
 
     def search_files(self, weighted_terms: Mapping[str, int], limit: int) -> list[tuple[str, float]]:
         terms = self._query_terms(weighted_terms, keep_common=True)
         if not terms or limit <= 0:
             return []
-        hits = lexical.search_files(self._db, self._searched(), terms, limit)
+        hits = lexical.search_files(self._db, self._searched(), terms, limit, self._facts.lists)
         paths = dict(
             self._rows_of(
                 "SELECT file_id, path FROM smartctx.files WHERE commit_id = %s AND file_id = ANY(%s)",
@@ -392,21 +395,23 @@ class BaseSnapshot:
         return searched.symbols, searched.files
 
     def term_frequencies(
-        self, postings: lexical.Postings, terms: Iterable[str], hidden: Sequence[int]
+        self, lists: lexical.ListsTable, terms: Iterable[str], hidden: lexical.IntArray
     ) -> dict[str, tuple[int, int]]:
-        """How many documents hold each term, and how many of those are ``hidden`` (ids)."""
-        return lexical.term_frequencies(self._db, postings, self._id, terms, hidden)
+        """How many documents hold each term, and how many of those are ``hidden`` (ids, sorted)."""
+        return lexical.term_frequencies(self._db, lists, self._id, terms, hidden, self._facts.lists)
 
     def top_weighted(
         self,
-        postings: lexical.Postings,
+        lists: lexical.ListsTable,
         weights: Mapping[str, float],
         average: float,
-        hidden: Sequence[int],
+        hidden: lexical.IntArray,
         limit: int,
     ) -> list[tuple[int, float]]:
         """The best documents for terms of given BM25 weights, but ``hidden`` (team/lexical.py)."""
-        return lexical.top_weighted(self._db, postings, self._id, weights, average, hidden, limit)
+        return lexical.top_weighted(
+            self._db, lists, self._id, weights, average, hidden, limit, self._facts.lists
+        )
 
     def paths_by_file_id(self, file_ids: Iterable[int]) -> dict[int, str]:
         by_id = self._files().by_id

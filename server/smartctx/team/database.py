@@ -22,11 +22,15 @@ from psycopg.rows import TupleRow
 
 from smartctx.team import PublishError
 
-SCHEMA_VERSION = 2
+SCHEMA_VERSION = 3
 SCHEMA_FILE = f"schema_pg_v{SCHEMA_VERSION}.sql"
-# Schemas a publisher upgrades in place to this one, keeping every published commit: by version, the
-# digest of the text that made it (schema_digest) and the file that upgrades it.
-UPGRADES = {1: ("551a8879387c4728", "schema_pg_v1_to_v2.sql")}
+# Schemas a publisher upgrades in place to this one, one version after another, keeping every
+# published commit: by version, the digest of the text that made it (schema_digest) and the file
+# that upgrades it to the next version.
+UPGRADES = {
+    1: ("551a8879387c4728", "schema_pg_v1_to_v2.sql"),
+    2: ("0326b801b341798f", "schema_pg_v2_to_v3.sql"),
+}
 URL_SCHEMES = ("postgresql://", "postgres://")
 CONNECT_TIMEOUT_S = 10
 # A server that stops answering mid-publish is given up on after about a minute, not TCP's hours.
@@ -131,16 +135,16 @@ def ensure_schema(connection: psycopg.Connection[TupleRow]) -> None:
         exists = connection.execute("SELECT to_regclass('smartctx.schema_version')").fetchone()
         if exists is None or exists[0] is None:
             connection.execute(_schema_text(SCHEMA_FILE).encode())
-            _record_version(connection)
+            _record_version(connection, SCHEMA_VERSION, schema_digest())
             return
         rows = connection.execute("SELECT version, digest FROM smartctx.schema_version").fetchall()
         found = {int(str(version)): str(digest) for version, digest in rows}
         newest = max(found, default=0)
-        upgrade = UPGRADES.get(newest)
-        if upgrade is not None and found[newest] == upgrade[0]:
-            connection.execute(_schema_text(upgrade[1]).encode())
-            _record_version(connection)
-            return
+        while newest in UPGRADES and found[newest] == UPGRADES[newest][0]:
+            connection.execute(_schema_text(UPGRADES[newest][1]).encode())
+            newest += 1
+            found[newest] = schema_digest() if newest == SCHEMA_VERSION else UPGRADES[newest][0]
+            _record_version(connection, newest, found[newest])
     if found.get(SCHEMA_VERSION) == schema_digest():
         return
     if SCHEMA_VERSION in found:
@@ -162,10 +166,9 @@ def schema_digest() -> str:
     return hashlib.sha256(_schema_text(SCHEMA_FILE).encode()).hexdigest()[:16]
 
 
-def _record_version(connection: psycopg.Connection[TupleRow]) -> None:
+def _record_version(connection: psycopg.Connection[TupleRow], version: int, digest: str) -> None:
     connection.execute(
-        "INSERT INTO smartctx.schema_version (version, digest) VALUES (%s, %s)",
-        (SCHEMA_VERSION, schema_digest()),
+        "INSERT INTO smartctx.schema_version (version, digest) VALUES (%s, %s)", (version, digest)
     )
 
 

@@ -1,12 +1,16 @@
-"""Lexical search over a published commit: BM25 in SQL over its postings, scored as tantivy scores locally.
+"""Lexical search over a published commit: each term's list read from PostgreSQL, scored here as
+tantivy scores locally.
 
-A published commit holds, per definition and per file, each term's frequency in the local engine's
-weighted words, the document's length and its length as tantivy scores it (postings.py). This module
-answers the three questions the local snapshot asks its lexical index (store/snapshot.py): the top-k
-definitions and the top-k files for a set of weighted terms, and how many definitions hold a term.
-It was chosen by measurement over PostgreSQL's full-text search, whose ``ts_rank`` has no inverse
-document frequency and no per-term weight, so cannot rank as BM25 does (``bench/latency/pg_search.py``;
-architecture.md, *The team index*).
+A published commit holds, for each term, the definitions and the files holding it, each with the
+term's frequency in the local engine's weighted words and the document's length as tantivy scores
+it (postings.py), as one row of packed arrays per term (schema_pg_v3.sql). This module answers the
+three questions the local snapshot asks its lexical index (store/snapshot.py): the top-k definitions
+and the top-k files for a set of weighted terms, and how many definitions hold a term. A search reads
+its terms' lists, one index lookup each, and scores them with numpy. It replaced BM25 summed in SQL
+over one row per posting, which took 5 to 10 times as long on django and grew with the corpus
+(bench/latency/pg_search.py; architecture.md, *The team index*); PostgreSQL's full-text search was
+measured before that and left, since its ``ts_rank`` has no inverse document frequency and no
+per-term weight, so cannot rank as BM25 does.
 
 The score is tantivy's BM25 (``src/query/bm25.rs``), term by term, summed over the query's terms:
 
@@ -19,21 +23,27 @@ with the details of tantivy's that decide ties and near ties copied:
   (postings.py), while the average is the exact total of words over the number of documents.
 * **The marker document counts.** Each local tantivy index holds one document without words that
   records its generation (store/lexical.py); it counts in ``N`` and in the average's denominator.
-* **Ties by id.** The local top-k orders equal scores by row id, as the SQL here does.
+* **Ties by id.** The local top-k orders equal scores by row id, as :func:`top` does.
 
 Tantivy computes in 32-bit floats and this in 64-bit ones, so scores agree to about seven digits,
 and two documents whose scores differ only in the last bit of a 32-bit float may swap places.
 
 A commit's rows never change once it is complete, so its corpus (documents and words) is read once,
-by :func:`searched_commit`, and passed to every search of it.
+by :func:`searched_commit`, and the lists read recently are kept for its later searches
+(:class:`ListCache`).
 """
 
 from __future__ import annotations
 
 import math
+import threading
+from collections import OrderedDict
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
+from typing import NamedTuple
 
+import numpy as np
+import numpy.typing as npt
 import psycopg
 from psycopg import sql
 from psycopg.rows import TupleRow
@@ -45,10 +55,19 @@ B = 0.75
 # (store/lexical.py), which has no words.
 LOCAL_EXTRA_DOCUMENTS = 1
 # Scores are compared to this many decimal places. Two documents with the same frequencies and norms
-# are tied in tantivy and ordered by id; here their sums may add the same parts in another order (the
-# plan decides) and differ in the last bits of a 64-bit float, about 1e-14 of the score, which the
-# rounding removes. Tantivy itself tells scores apart only to about 1e-7 of their value (32 bits).
+# are tied in tantivy and ordered by id; here their sums may add the same parts in another order and
+# differ in the last bits of a 64-bit float, about 1e-14 of the score, which the rounding removes.
+# Tantivy itself tells scores apart only to about 1e-7 of their value (32 bits).
 SCORE_PLACES = 9
+# How the lists' arrays are packed (schema_pg_v3.sql): 32-bit big-endian integers, int4send's bytes.
+PACKED = np.dtype(">i4")
+# The bytes of lists a commit's cache keeps: a few searches' worth of common terms' lists (django's
+# longest list, "self" in its files, is 2,600 documents, 31 kB; a 100k-file monorepo's longest are
+# a few hundred thousand, a few MB).
+LIST_CACHE_BYTES = 64 * 2**20
+
+IntArray = npt.NDArray[np.int32]
+FloatArray = npt.NDArray[np.float64]
 
 
 @dataclass(frozen=True, slots=True)
@@ -88,42 +107,123 @@ def searched_commit(connection: psycopg.Connection[TupleRow], commit_id: int) ->
     return SearchedCommit(commit_id, corpus("symbol_lengths"), corpus("file_lengths"))
 
 
-# One statement per search: each query term's document frequency and weight, then every posting of
-# those terms scored and summed per document. The postings' key holds frequency and norm, so both
-# passes read that one index. Scores are ordered to SCORE_PLACES decimal places, then by id.
-_TOP_SQL = """
-WITH weights AS (
-    SELECT q.term, q.boost * ln(1 + (%(documents)s - count(*) + 0.5) / (count(*) + 0.5)) * (1 + %(k1)s)
-        AS weight
-    FROM unnest(%(terms)s::text[], %(boosts)s::float8[]) AS q (term, boost)
-    JOIN smartctx.{postings} p ON p.commit_id = %(commit)s AND p.term = q.term
-    GROUP BY q.term, q.boost
-)
-SELECT {id}, score FROM (
-    SELECT p.{id}, sum(
-        w.weight * p.frequency / (p.frequency + %(k1)s * (1 - %(b)s + %(b)s * p.norm / %(average)s))
-    ) AS score
-    FROM weights w
-    JOIN smartctx.{postings} p ON p.commit_id = %(commit)s AND p.term = w.term
-    GROUP BY p.{id}
-) AS scored
-ORDER BY round(score * %(scale)s) DESC, {id}
-LIMIT %(limit)s
-"""
-_SYMBOLS_TOP = sql.SQL(_TOP_SQL).format(
-    postings=sql.Identifier("symbol_postings"), id=sql.Identifier("node_id")
-)
-_FILES_TOP = sql.SQL(_TOP_SQL).format(postings=sql.Identifier("file_postings"), id=sql.Identifier("file_id"))
-# A term's count stops at ``at_most`` postings: the caller only tells rare terms from common ones.
-_COUNTS_SQL = """
-SELECT q.term, (
-    SELECT count(*) FROM (
-        SELECT 1 FROM smartctx.symbol_postings p
-        WHERE p.commit_id = %(commit)s AND p.term = q.term LIMIT %(at_most)s
-    ) AS found
-)
-FROM unnest(%(terms)s::text[]) AS q (term)
-"""
+class TermList(NamedTuple):
+    """The documents of a commit holding one term: their ids, the term's frequency in each and each
+    one's norm, position by position."""
+
+    ids: IntArray
+    frequencies: IntArray
+    norms: IntArray
+
+    @property
+    def bytes(self) -> int:
+        return self.ids.nbytes + self.frequencies.nbytes + self.norms.nbytes
+
+
+@dataclass(frozen=True, slots=True)
+class ListsTable:
+    """One kind of a commit's documents (definitions or files): the table of its lists."""
+
+    name: str
+    select: sql.Composed
+    counts: sql.Composed
+
+
+def _lists_table(name: str) -> ListsTable:
+    table = sql.Identifier(name)
+    return ListsTable(
+        name,
+        # A term's parts (one per shard it was published in) in order, so that the joined list is
+        # the same on every read.
+        sql.SQL(
+            "SELECT term, ids, frequencies, norms FROM smartctx.{} WHERE commit_id = %s AND term = ANY(%s)"
+            " ORDER BY term, part"
+        ).format(table),
+        sql.SQL(
+            "SELECT term, sum(documents) FROM smartctx.{} WHERE commit_id = %s AND term = ANY(%s)"
+            " GROUP BY term"
+        ).format(table),
+    )
+
+
+SYMBOL_LISTS = _lists_table("symbol_lists")
+FILE_LISTS = _lists_table("file_lists")
+
+
+class ListCache:
+    """The lists of one commit read most recently, up to ``capacity`` bytes, for any thread: a
+    published commit never changes, so a list read once holds for every later search of it."""
+
+    def __init__(self, capacity: int = LIST_CACHE_BYTES) -> None:
+        self._capacity = capacity
+        self._lists: OrderedDict[tuple[str, str], TermList] = OrderedDict()
+        self._bytes = 0
+        self._lock = threading.Lock()
+
+    def get(self, table: ListsTable, term: str) -> TermList | None:
+        with self._lock:
+            found = self._lists.get((table.name, term))
+            if found is not None:
+                self._lists.move_to_end((table.name, term))
+            return found
+
+    def put(self, table: ListsTable, term: str, found: TermList) -> None:
+        if found.bytes > self._capacity:
+            return
+        with self._lock:
+            if (table.name, term) in self._lists:
+                return
+            self._lists[(table.name, term)] = found
+            self._bytes += found.bytes
+            while self._bytes > self._capacity:
+                _, dropped = self._lists.popitem(last=False)
+                self._bytes -= dropped.bytes
+
+
+def term_lists(
+    connection: psycopg.Connection[TupleRow],
+    table: ListsTable,
+    commit_id: int,
+    terms: Iterable[str],
+    cache: ListCache | None = None,
+) -> dict[str, TermList]:
+    """The list of each of ``terms`` some document holds (those none holds are left out), from
+    ``cache`` where it has them, else read in one statement (and kept there)."""
+    found: dict[str, TermList] = {}
+    missing: list[str] = []
+    for term in sorted(set(terms)):
+        cached = cache.get(table, term) if cache is not None else None
+        if cached is None:
+            missing.append(term)
+        else:
+            found[term] = cached
+    if not missing:
+        return found
+    parts: dict[str, list[tuple[bytes, bytes, bytes]]] = {}
+    for term, ids, frequencies, norms in connection.execute(table.select, (commit_id, missing)):
+        parts.setdefault(str(term), []).append((bytes(ids), bytes(frequencies), bytes(norms)))
+    for term, packed in parts.items():
+        read = TermList(*(_unpacked([part[column] for part in packed]) for column in range(3)))
+        found[term] = read
+        if cache is not None:
+            cache.put(table, term, read)
+    return found
+
+
+def _unpacked(parts: Sequence[bytes]) -> IntArray:
+    return np.concatenate([np.frombuffer(part, PACKED) for part in parts]).astype(np.int32)
+
+
+def document_counts(
+    connection: psycopg.Connection[TupleRow], commit: SearchedCommit, terms: Iterable[str], at_most: int
+) -> dict[str, int]:
+    """How many of the commit's definitions hold each term, up to ``at_most``; a term in none is left
+    out, as the local snapshot leaves it out. Read from the lists' counts, not their arrays."""
+    wanted = sorted(set(terms))
+    if not wanted or at_most <= 0:
+        return {}
+    rows = connection.execute(SYMBOL_LISTS.counts, (commit.commit_id, wanted))
+    return {str(term): min(at_most, int(count)) for term, count in rows if count}
 
 
 def search_symbols(
@@ -131,10 +231,11 @@ def search_symbols(
     commit: SearchedCommit,
     weighted_terms: Mapping[str, int],
     limit: int,
+    cache: ListCache | None = None,
 ) -> list[tuple[int, float]]:
     """The ``limit`` definitions of the commit best matching any of the terms, as (node id, BM25
     score), best first, ties by id; a term's weight multiplies its part of the score."""
-    return _top(connection, _SYMBOLS_TOP, commit.commit_id, commit.symbols, weighted_terms, limit)
+    return _search(connection, SYMBOL_LISTS, commit.commit_id, commit.symbols, weighted_terms, limit, cache)
 
 
 def search_files(
@@ -142,50 +243,94 @@ def search_files(
     commit: SearchedCommit,
     weighted_terms: Mapping[str, int],
     limit: int,
+    cache: ListCache | None = None,
 ) -> list[tuple[int, float]]:
     """The ``limit`` files of the commit best matching any of the terms by their whole text, as
     (file id, BM25 score), best first, ties by id."""
-    return _top(connection, _FILES_TOP, commit.commit_id, commit.files, weighted_terms, limit)
+    return _search(connection, FILE_LISTS, commit.commit_id, commit.files, weighted_terms, limit, cache)
 
 
-def document_counts(
-    connection: psycopg.Connection[TupleRow], commit: SearchedCommit, terms: Iterable[str], at_most: int
-) -> dict[str, int]:
-    """How many of the commit's definitions hold each term, up to ``at_most``; a term in none is left
-    out, as the local snapshot leaves it out."""
-    wanted = sorted(set(terms))
-    if not wanted or at_most <= 0:
-        return {}
-    rows = connection.execute(_COUNTS_SQL, {"commit": commit.commit_id, "terms": wanted, "at_most": at_most})
-    return {str(term): int(count) for term, count in rows if count}
-
-
-def _top(
+def _search(
     connection: psycopg.Connection[TupleRow],
-    statement: sql.Composed,
+    table: ListsTable,
     commit_id: int,
     corpus: Corpus,
     weighted_terms: Mapping[str, int],
     limit: int,
+    cache: ListCache | None,
 ) -> list[tuple[int, float]]:
     if limit <= 0 or not weighted_terms or not corpus.words:
         return []
-    terms = sorted(weighted_terms)
-    rows = connection.execute(
-        statement,
-        {
-            "commit": commit_id,
-            "terms": terms,
-            "boosts": [float(weighted_terms[term]) for term in terms],
-            "documents": corpus.documents,
-            "average": corpus.average_length,
-            "k1": K1,
-            "b": B,
-            "scale": 10.0**SCORE_PLACES,
-            "limit": limit,
-        },
-    )
-    return [(int(row_id), float(score)) for row_id, score in rows]
+    lists = term_lists(connection, table, commit_id, weighted_terms, cache)
+    weights = {
+        term: weighted_terms[term] * idf(corpus.documents, len(found.ids)) * (1 + K1)
+        for term, found in lists.items()
+    }
+    return top(lists, weights, corpus.average_length, None, limit)
+
+
+def term_frequencies(
+    connection: psycopg.Connection[TupleRow],
+    table: ListsTable,
+    commit_id: int,
+    terms: Iterable[str],
+    hidden: IntArray,
+    cache: ListCache | None = None,
+) -> dict[str, tuple[int, int]]:
+    """For each term some document holds: how many hold it, and how many of those are ``hidden``
+    (ids, sorted)."""
+    return {
+        term: (len(found.ids), int(np.isin(found.ids, hidden, assume_unique=True).sum()))
+        for term, found in term_lists(connection, table, commit_id, terms, cache).items()
+    }
+
+
+def top_weighted(
+    connection: psycopg.Connection[TupleRow],
+    table: ListsTable,
+    commit_id: int,
+    weights: Mapping[str, float],
+    average: float,
+    hidden: IntArray,
+    limit: int,
+    cache: ListCache | None = None,
+) -> list[tuple[int, float]]:
+    """The ``limit`` documents best matching terms of the given weights (boost * idf * (1 + K1)),
+    scored against the ``average`` length, leaving out ``hidden``: best first, ties by id."""
+    if limit <= 0 or not weights:
+        return []
+    return top(term_lists(connection, table, commit_id, weights, cache), weights, average, hidden, limit)
+
+
+def top(
+    lists: Mapping[str, TermList],
+    weights: Mapping[str, float],
+    average: float,
+    hidden: IntArray | None,
+    limit: int,
+) -> list[tuple[int, float]]:
+    """The ``limit`` documents of ``lists`` best scored with the terms' ``weights`` against the
+    ``average`` length, but ``hidden``, as (id, score): best first, ties (to SCORE_PLACES) by id."""
+    ids: list[IntArray] = []
+    parts: list[FloatArray] = []
+    for term in sorted(weights.keys() & lists.keys()):
+        found = lists[term]
+        keep = slice(None) if hidden is None else ~np.isin(found.ids, hidden, assume_unique=True)
+        frequencies = found.frequencies[keep].astype(np.float64)
+        norms = found.norms[keep].astype(np.float64)
+        ids.append(found.ids[keep])
+        parts.append(weights[term] * frequencies / (frequencies + K1 * (1 - B + B * norms / average)))
+    if limit <= 0 or not ids:
+        return []
+    documents, positions = np.unique(np.concatenate(ids), return_inverse=True)
+    scores = np.bincount(positions, weights=np.concatenate(parts))
+    keys = np.round(scores * 10.0**SCORE_PLACES)
+    if len(documents) > limit:
+        # Every document scoring at least the limit-th best; ties at the edge are cut by id below.
+        kept = keys >= np.partition(keys, len(keys) - limit)[len(keys) - limit]
+        documents, scores, keys = documents[kept], scores[kept], keys[kept]
+    order = np.lexsort((documents, -keys))[:limit]
+    return [(int(documents[place]), float(scores[place])) for place in order]
 
 
 def idf(documents: int, frequency: int) -> float:
@@ -197,92 +342,3 @@ def bm25(weight: float, frequency: int, norm: int, average: float) -> float:
     """One term's part of a document's score, ``weight`` being the term's boost times its idf times
     (1 + K1)."""
     return weight * frequency / (frequency + K1 * (1 - B + B * norm / average))
-
-
-# The documents of a commit holding each term, and how many of them are among some left out (an
-# overlay's shadowed ones).
-_FREQUENCIES_SQL = """
-SELECT p.term, count(*), count(*) FILTER (WHERE p.{id} = ANY(%(hidden)s))
-FROM smartctx.{postings} p
-WHERE p.commit_id = %(commit)s AND p.term = ANY(%(terms)s)
-GROUP BY p.term
-"""
-# The top documents for terms whose weights the caller gives, leaving some documents out.
-_TOP_WEIGHTED_SQL = """
-SELECT {id}, score FROM (
-    SELECT p.{id}, sum(
-        w.weight * p.frequency / (p.frequency + %(k1)s * (1 - %(b)s + %(b)s * p.norm / %(average)s))
-    ) AS score
-    FROM unnest(%(terms)s::text[], %(weights)s::float8[]) AS w (term, weight)
-    JOIN smartctx.{postings} p ON p.commit_id = %(commit)s AND p.term = w.term
-    WHERE p.{id} <> ALL(%(hidden)s)
-    GROUP BY p.{id}
-) AS scored
-ORDER BY round(score * %(scale)s) DESC, {id}
-LIMIT %(limit)s
-"""
-
-
-@dataclass(frozen=True, slots=True)
-class Postings:
-    """One kind of a commit's documents (definitions or files) as statements over its postings."""
-
-    frequencies: sql.Composed
-    top: sql.Composed
-
-
-def _postings(table: str, id_column: str) -> Postings:
-    names = {"postings": sql.Identifier(table), "id": sql.Identifier(id_column)}
-    return Postings(sql.SQL(_FREQUENCIES_SQL).format(**names), sql.SQL(_TOP_WEIGHTED_SQL).format(**names))
-
-
-SYMBOL_POSTINGS = _postings("symbol_postings", "node_id")
-FILE_POSTINGS = _postings("file_postings", "file_id")
-
-
-def term_frequencies(
-    connection: psycopg.Connection[TupleRow],
-    postings: Postings,
-    commit_id: int,
-    terms: Iterable[str],
-    hidden: Sequence[int],
-) -> dict[str, tuple[int, int]]:
-    """For each term some document holds: how many hold it, and how many of those are ``hidden``."""
-    wanted = sorted(set(terms))
-    if not wanted:
-        return {}
-    rows = connection.execute(
-        postings.frequencies, {"commit": commit_id, "terms": wanted, "hidden": list(hidden)}
-    )
-    return {str(term): (int(count), int(among)) for term, count, among in rows}
-
-
-def top_weighted(
-    connection: psycopg.Connection[TupleRow],
-    postings: Postings,
-    commit_id: int,
-    weights: Mapping[str, float],
-    average: float,
-    hidden: Sequence[int],
-    limit: int,
-) -> list[tuple[int, float]]:
-    """The ``limit`` documents best matching terms of the given weights (boost * idf * (1 + K1)),
-    scored against the ``average`` length, leaving out ``hidden``: best first, ties by id."""
-    if limit <= 0 or not weights:
-        return []
-    terms = sorted(weights)
-    rows = connection.execute(
-        postings.top,
-        {
-            "commit": commit_id,
-            "terms": terms,
-            "weights": [weights[term] for term in terms],
-            "average": average,
-            "hidden": list(hidden),
-            "k1": K1,
-            "b": B,
-            "scale": 10.0**SCORE_PLACES,
-            "limit": limit,
-        },
-    )
-    return [(int(row_id), float(score)) for row_id, score in rows]

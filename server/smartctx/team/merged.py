@@ -26,6 +26,8 @@ from operator import itemgetter
 from types import TracebackType
 from typing import Generic, TypeVar
 
+import numpy as np
+
 from smartctx.core.model import USE_EDGE_KINDS, RefKind, SymbolKind
 from smartctx.store.snapshot import (
     EdgeRow,
@@ -42,7 +44,7 @@ from smartctx.store.snapshot import (
 )
 from smartctx.team import lexical
 from smartctx.team.base_snapshot import BaseSnapshot
-from smartctx.team.lexical import Corpus, Postings
+from smartctx.team.lexical import Corpus, IntArray, ListsTable
 from smartctx.team.overlay import NewEdge, Overlay, Place
 from smartctx.team.postings import Document
 
@@ -74,17 +76,17 @@ class PreparedOverlay:
         for ref_id, place in overlay.places.items():
             self.refs_at[place].append(ref_id)
         self.symbols: _Side[int] = _side(
-            lexical.SYMBOL_POSTINGS,
+            lexical.SYMBOL_LISTS,
             0,
             overlay.symbol_documents,
-            sorted(overlay.shadowed_nodes),
+            overlay.shadowed_nodes,
             overlay.shadowed_symbol_words,
         )
         self.files: _Side[str] = _side(
-            lexical.FILE_POSTINGS,
+            lexical.FILE_LISTS,
             1,
             overlay.file_documents,
-            list(overlay.shadowed_file_ids),
+            overlay.shadowed_file_ids,
             overlay.shadowed_file_words,
         )
         # The merged tree's paths, once a read has listed them (the base's never change).
@@ -370,9 +372,7 @@ class MergedReader:
         wanted = set(terms) - side.counted.keys()
         if wanted:
             found = {term: len(side.by_term.get(term, ())) for term in wanted}
-            for term, (total, among) in self._base.term_frequencies(
-                side.postings, wanted, side.hidden
-            ).items():
+            for term, (total, among) in self._base.term_frequencies(side.lists, wanted, side.hidden).items():
                 found[term] += total - among
             side.counted.update(found)
         return {term: side.counted[term] for term in set(terms)}
@@ -406,7 +406,7 @@ class MergedReader:
         weights, average = self._weights(side, terms)
         if limit <= 0 or not weights:
             return []
-        base = self._base.top_weighted(side.postings, weights, average, side.hidden, limit)
+        base = self._base.top_weighted(side.lists, weights, average, side.hidden, limit)
         keys = keys_of([row_id for row_id, _ in base])
         scores: dict[Key, float] = defaultdict(float)
         for term, weight in weights.items():
@@ -440,24 +440,30 @@ class _Side(Generic[Key]):
     document holding it with the term's frequency and the document's norm; and what the base's
     shadowed documents of that kind count."""
 
-    postings: Postings
+    lists: ListsTable
     # Which of the base's corpora (BaseSnapshot.corpora) the kind is.
     corpus: int
     by_term: dict[str, list[tuple[Key, int, int]]]
     documents: int
     words: int
-    hidden: list[int]
+    # The base's documents the overlay shadows, by id, sorted.
+    hidden: IntArray
     hidden_words: int
     # Document frequencies in the merged corpus, by term, as counted so far.
     counted: dict[str, int] = field(default_factory=dict)
 
 
 def _side(
-    postings: Postings, corpus: int, documents: Mapping[Key, Document], hidden: list[int], hidden_words: int
+    lists: ListsTable,
+    corpus: int,
+    documents: Mapping[Key, Document],
+    hidden: Iterable[int],
+    hidden_words: int,
 ) -> _Side[Key]:
     by_term: dict[str, list[tuple[Key, int, int]]] = defaultdict(list)
     for key, document in documents.items():
         for term, frequency in document.frequencies.items():
             by_term[term].append((key, frequency, document.norm))
     words = sum(document.length for document in documents.values())
-    return _Side(postings, corpus, dict(by_term), len(documents), words, hidden, hidden_words)
+    shadowed = np.array(sorted(hidden), dtype=np.int32)
+    return _Side(lists, corpus, dict(by_term), len(documents), words, shadowed, hidden_words)

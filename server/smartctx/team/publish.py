@@ -78,9 +78,9 @@ COMMIT_TABLES = (
     "edges",
     "refs",
     "folded",
-    "symbol_postings",
+    "symbol_lists",
     "symbol_lengths",
-    "file_postings",
+    "file_lists",
     "file_lengths",
 )
 
@@ -93,7 +93,7 @@ COMMIT_TABLES = (
 # pack from the base took 4.6 times the local index's time instead of about 2
 # (bench/latency/base_perf.py, bench/HISTORY.md). Autovacuum gets there, but later. A role that
 # does not own the tables gets a warning from VACUUM, not an error.
-SEARCH_TABLES = ("symbol_postings", "symbol_lengths", "file_postings", "file_lengths")
+SEARCH_TABLES = ("symbol_lists", "symbol_lengths", "file_lists", "file_lengths")
 
 
 @dataclass(frozen=True)
@@ -552,16 +552,62 @@ def _write_rows(
             for term, frequency in document.frequencies.items():
                 yield term, ids(record.file_id), frequency, document.norm
 
-    search: tuple[tuple[str, tuple[str, ...], Callable[[], Iterable[Sequence[object]]]], ...] = (
-        ("symbol_postings", ("term", "node_id", "frequency", "norm"), symbol_postings),
-        ("symbol_lengths", ("node_id", "length"), lambda: symbol_lengths),
-        ("file_postings", ("term", "file_id", "frequency", "norm"), file_postings),
-        ("file_lengths", ("file_id", "length"), lambda: file_lengths),
+    # A shard's lists of each term are its own row (the part), beside the other shards'.
+    part = ids.shard.index
+    search: tuple[
+        tuple[str, Callable[[], Iterable[tuple[str, int, int, int]]], str, str, list[tuple[int, int]]], ...
+    ] = (
+        ("symbol_lists", symbol_postings, "symbol_lengths", "node_id", symbol_lengths),
+        ("file_lists", file_postings, "file_lengths", "file_id", file_lengths),
     )
-    for table, columns, produce in search:
-        with reported(address, f"writing {table}"):
-            rows[table] = _copy(connection, table, commit_id, columns, produce())
+    for lists, postings, lengths, id_column, length_rows in search:
+        with reported(address, f"writing {lists}"):
+            rows[lists] = _write_lists(connection, lists, commit_id, part, postings())
+        with reported(address, f"writing {lengths}"):
+            rows[lengths] = _copy(connection, lengths, commit_id, (id_column, "length"), length_rows)
     return rows
+
+
+# Postings go one row each into a table of the session's own, from which PostgreSQL packs each term's
+# list (schema_pg_v3.sql): no process holds a commit's postings in memory. The lists' three arrays
+# are aggregated from the same rows in the same order, so their positions match; the rows come
+# sorted by id, so a list's bytes are the same however the postings were copied.
+_STAGE_POSTINGS = (
+    "CREATE TEMPORARY TABLE staged_postings"
+    " (term text NOT NULL, id integer NOT NULL, frequency integer NOT NULL, norm integer NOT NULL)"
+)
+_LISTS_FROM_STAGED = """
+INSERT INTO smartctx.{lists} (commit_id, term, part, documents, ids, frequencies, norms)
+SELECT %(commit)s, term, %(part)s, count(*), string_agg(int4send(id), ''::bytea),
+    string_agg(int4send(frequency), ''::bytea), string_agg(int4send(norm), ''::bytea)
+FROM (SELECT * FROM staged_postings ORDER BY term, id) AS sorted
+GROUP BY term
+"""
+
+
+def _write_lists(
+    connection: psycopg.Connection[TupleRow],
+    table: str,
+    commit_id: int,
+    part: int,
+    postings: Iterable[tuple[str, int, int, int]],
+) -> int:
+    """Write each term's list of ``postings`` (term, document id, frequency, norm) into ``table`` as
+    ``part`` of the commit, in one transaction (a savepoint inside the caller's); the lists written."""
+    with connection.transaction():
+        connection.execute(_STAGE_POSTINGS)
+        with (
+            connection.cursor() as cursor,
+            cursor.copy("COPY staged_postings (term, id, frequency, norm) FROM STDIN") as copy,
+        ):
+            for posting in postings:
+                copy.write_row(posting)
+        written = connection.execute(
+            sql.SQL(_LISTS_FROM_STAGED).format(lists=sql.Identifier(table)),
+            {"commit": commit_id, "part": part},
+        ).rowcount
+        connection.execute("DROP TABLE staged_postings")
+    return written
 
 
 def _copy(

@@ -1,4 +1,4 @@
--- smartctx's published indexes in PostgreSQL, schema version 2 (the version is in the file name, and
+-- smartctx's published indexes in PostgreSQL, schema version 3 (the version is in the file name, and
 -- in smartctx.schema_version with a digest of this text, so a smartctx never writes a schema it does
 -- not know). Everything lives in the schema "smartctx".
 --
@@ -123,19 +123,23 @@ CREATE TABLE smartctx.folded (
 );
 CREATE INDEX folded_name ON smartctx.folded (commit_id, name);
 
--- What lexical search needs, for BM25 as the local engine scores it (store/lexical.py): each term's
--- frequency in each definition's and each file's weighted words, and each one's length in words.
--- A posting also carries its document's length as the local engine scores it ("norm", tantivy's
--- one-byte bucket of the length: postings.py), and the key includes both columns, so a search reads
--- one index and nothing else: a join to the lengths per posting made a search 3.6 times as long
--- (team/lexical.py, bench/HISTORY.md). The lengths tables give the exact average.
-CREATE TABLE smartctx.symbol_postings (
+-- What lexical search needs, for BM25 as the local engine scores it (store/lexical.py): for each term,
+-- the definitions (and the files) holding it, each with the term's frequency in its weighted words and
+-- its length as the local engine scores it ("norm", tantivy's one-byte bucket of the length:
+-- postings.py). A term's list is one row of three packed arrays of 32-bit big-endian integers
+-- (PostgreSQL's int4send), in document id order: an editor reads a term's whole list with one index
+-- lookup and scores it itself, where summing one row per posting in SQL took 5 to 10 times as long
+-- and 5 to 11 times the space (team/lexical.py, bench/HISTORY.md). A commit published in shards has
+-- a row per term and shard ("part"); a reader joins them. The lengths tables give the exact average.
+CREATE TABLE smartctx.symbol_lists (
     commit_id bigint NOT NULL,
     term text NOT NULL,
-    node_id integer NOT NULL,
-    frequency integer NOT NULL,
-    norm integer NOT NULL,
-    PRIMARY KEY (commit_id, term, node_id) INCLUDE (frequency, norm)
+    part integer NOT NULL,
+    documents integer NOT NULL,
+    ids bytea NOT NULL,
+    frequencies bytea NOT NULL,
+    norms bytea NOT NULL,
+    PRIMARY KEY (commit_id, term, part) INCLUDE (documents)
 );
 
 CREATE TABLE smartctx.symbol_lengths (
@@ -145,13 +149,15 @@ CREATE TABLE smartctx.symbol_lengths (
     PRIMARY KEY (commit_id, node_id)
 );
 
-CREATE TABLE smartctx.file_postings (
+CREATE TABLE smartctx.file_lists (
     commit_id bigint NOT NULL,
     term text NOT NULL,
-    file_id integer NOT NULL,
-    frequency integer NOT NULL,
-    norm integer NOT NULL,
-    PRIMARY KEY (commit_id, term, file_id) INCLUDE (frequency, norm)
+    part integer NOT NULL,
+    documents integer NOT NULL,
+    ids bytea NOT NULL,
+    frequencies bytea NOT NULL,
+    norms bytea NOT NULL,
+    PRIMARY KEY (commit_id, term, part) INCLUDE (documents)
 );
 
 CREATE TABLE smartctx.file_lengths (
