@@ -287,6 +287,34 @@ def test_edges_references_and_uses(
         assert sorted(_neighbours(merged, merged_id)) == sorted(_neighbours(local, local_id))
 
 
+def test_the_edges_hidden_by_rule_are_those_hidden_by_id(
+    readers: tuple[IndexSnapshot, MergedReader, Overlay], postgres_url_module: str
+) -> None:
+    # Queries check what an overlay hides either way (base_snapshot.Hidden): by its rule in SQL
+    # (incoming_edges), or by the ids it names after reading. Both hide the same edges.
+    _, _, overlay = readers
+    hidden = overlay.hides()
+    connection = connect(parse_url(postgres_url_module, READ_APPLICATION))
+    (commit,) = published_commits(connection, REPOSITORY)
+    every = connection.execute(
+        "SELECT src_id, dst_id, kind, ref_id FROM smartctx.edges WHERE commit_id = %s", (commit.commit_id,)
+    ).fetchall()
+    node_ids = sorted({int(edge[1]) for edge in every})
+    with BaseSnapshot(connection, commit, hidden=hidden) as base:
+        by_rule, complete = base.incoming_edges(node_ids, 10_000_000)
+    connection.close()
+
+    by_id = {
+        (src, dst, kind)
+        for src, dst, kind, ref_id in every
+        if kind != "contains" and not hidden.hides(src, ref_id)
+    }
+    assert complete and len(by_id) < len(
+        {(src, dst, kind) for src, dst, kind, _ in every if kind != "contains"}
+    )
+    assert {(edge.src_id, edge.dst_id, edge.kind) for edge in by_rule} == by_id
+
+
 def _neighbours(reader: IndexReader, node_id: int) -> list[tuple[Any, ...]]:
     found = reader.neighbours(node_id, 1_000_000)
     named = identities(reader, [n.node_id for n in found])

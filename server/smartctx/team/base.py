@@ -12,6 +12,7 @@ the work tree is byte for byte the base's, so the base's rows for it hold.
 from __future__ import annotations
 
 from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
@@ -101,11 +102,16 @@ def choose_base(
     if nearest is None:
         return None
     behind, commit = nearest
-    try:
-        differing = _tracked_differences(root, commit.sha)
-        untracked = _paths(run_git(root, ["ls-files", "-z", "--others", "--exclude-standard"]))
-    except GitError:
-        return None
+    # git's two walks of the work tree, the tracked files' and the untracked folders', run side by
+    # side: on a monorepo of 183k files they took 1.2 and 2.3 to 6.4 s one after the other.
+    with ThreadPoolExecutor(max_workers=2, thread_name_prefix="smartctx-base-git") as pool:
+        tracked = pool.submit(_tracked_differences, root, commit.sha)
+        others = pool.submit(run_git, root, ["ls-files", "-z", "--others", "--exclude-standard"])
+        try:
+            differing = tracked.result()
+            untracked = _paths(others.result())
+        except GitError:
+            return None
     held = base_paths(commit)
     deleted = sorted(path for path, gone in differing.items() if gone and path in held)
     changed = sorted(

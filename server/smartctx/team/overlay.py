@@ -133,7 +133,13 @@ class Overlay:
 
     def hides(self) -> Hidden:
         """The base's edges this overlay hides (base_snapshot.py)."""
-        return Hidden(list(self.shadowed_file_ids), list(self.affected_names), list(self.redirected_files))
+        return Hidden(
+            list(self.shadowed_file_ids),
+            list(self.affected_names),
+            list(self.redirected_files),
+            frozenset(self.shadowed_nodes),
+            frozenset(self.replaced_refs),
+        )
 
 
 def read_overlay(
