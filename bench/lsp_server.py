@@ -38,10 +38,14 @@ class Server:
     it is kept in memory either way (:meth:`log_tail`).
     """
 
-    def __init__(self, root: Path, index_dir: Path, log: Path | None = None) -> None:
+    def __init__(
+        self, root: Path, index_dir: Path, log: Path | None = None, options: dict[str, Any] | None = None
+    ) -> None:
+        """``options``: initialization options besides ``indexDir`` (``baseIndex``, …)."""
         self.root = root
         self.index_dir = index_dir
         self.log = log
+        self.options = options or {}
         self._log_end = bytearray()
         self.client = LanguageClient("live-perf", "1", converter_factory=json_converter)
         self.statuses: list[dict[str, Any]] = []
@@ -89,7 +93,7 @@ class Server:
                 capabilities=types.ClientCapabilities(),
                 root_uri=self.root.as_uri(),
                 workspace_folders=[types.WorkspaceFolder(uri=self.root.as_uri(), name=self.root.name)],
-                initialization_options={"indexDir": str(self.index_dir)},
+                initialization_options={"indexDir": str(self.index_dir), **self.options},
             )
         )
         started = time.perf_counter()
