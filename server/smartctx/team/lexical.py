@@ -315,15 +315,18 @@ def top(
     parts: list[FloatArray] = []
     for term in sorted(weights.keys() & lists.keys()):
         found = lists[term]
-        keep = slice(None) if hidden is None else ~np.isin(found.ids, hidden, assume_unique=True)
-        frequencies = found.frequencies[keep].astype(np.float64)
-        norms = found.norms[keep].astype(np.float64)
-        ids.append(found.ids[keep])
+        frequencies = found.frequencies.astype(np.float64)
+        norms = found.norms.astype(np.float64)
+        ids.append(found.ids)
         parts.append(weights[term] * frequencies / (frequencies + K1 * (1 - B + B * norms / average)))
     if limit <= 0 or not ids:
         return []
     documents, positions = np.unique(np.concatenate(ids), return_inverse=True)
     scores = np.bincount(positions, weights=np.concatenate(parts))
+    if hidden is not None and len(hidden):
+        # Left out once summed: one pass over the documents found, not one over each term's list.
+        shown = ~np.isin(documents, hidden, assume_unique=True)
+        documents, scores = documents[shown], scores[shown]
     keys = np.round(scores * 10.0**SCORE_PLACES)
     if len(documents) > limit:
         # Every document scoring at least the limit-th best; ties at the edge are cut by id below.
