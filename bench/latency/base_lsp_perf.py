@@ -45,6 +45,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+import psycopg
 from tests.postgres_server import start
 
 from bench.datasets import OUT_DIR, SWE_LITE, task_statements
@@ -141,7 +142,16 @@ def run(root: Path, temp: Path, tasks: list[str], args: argparse.Namespace) -> d
         if published.returncode != 0:
             raise SystemExit(f"publishing failed:\n{published.stderr}")
         publish_s = time.perf_counter() - began
-        print(f"published in {publish_s:.1f} s")
+        with psycopg.connect(server.url()) as connection:
+            sizes = {
+                str(name): int(size)
+                for name, size in connection.execute(
+                    "SELECT c.relname, pg_total_relation_size(c.oid) FROM pg_class c"
+                    " JOIN pg_namespace n ON n.oid = c.relnamespace"
+                    " WHERE n.nspname = 'smartctx' AND c.relkind = 'r'"
+                ).fetchall()
+            }
+        print(f"published in {publish_s:.1f} s: {sum(sizes.values()) / 1e6:,.0f} MB in the database")
         branch = make_branch(tree, BranchSite.of(args.package), args.changed, args.seed)
         git(tree, "checkout", "-q", "-b", f"branch-{args.changed}")
         git(tree, "add", "-A")
@@ -153,6 +163,7 @@ def run(root: Path, temp: Path, tasks: list[str], args: argparse.Namespace) -> d
         copy_index(base_index, local_index, tree)
         result = asyncio.run(ask(tree, local_index, temp / "base-server-index", server.url(), tasks, args))
         result["publish_s"] = publish_s
+        result["table_bytes"] = sizes
         return result
     finally:
         server.stop()
@@ -235,6 +246,10 @@ def report(result: dict[str, Any]) -> None:
         f"\npacks: exact {result['packs_exact']} of {tasks}; the same items in any order"
         f" {result['packs_same_items']} of {tasks}; ready: local {result['ready_s']['local']:.1f} s,"
         f" base {result['ready_s']['base']:.1f} s; published in {result['publish_s']:.1f} s"
+    )
+    print(
+        "tables (MB): "
+        + ", ".join(f"{name} {size / 1e6:,.1f}" for name, size in result["table_bytes"].items())
     )
 
 
