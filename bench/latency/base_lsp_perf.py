@@ -12,10 +12,10 @@ One run, on a throw-away PostgreSQL (tests/postgres_server.py):
    renames, added functions, edited bodies, two files added and one deleted, in ``--package``),
    committed on top of the published commit.
 3. **Two servers** (``smartctx serve`` over stdio, bench/lsp_server.py), both on the branch:
-   *local*, with its own index (a copy of the published one, which the server brings up to date
-   with the branch as it starts), and *base*, with ``baseIndex`` and ``baseIndexOnly`` (it indexes
-   only the files that differ from the base, and answers from base + overlay). Each is waited for
-   until it is ready with nothing pending.
+   *local*, which indexes the branch cold into an index folder of its own as it starts (a fresh
+   index, what the base's answers should equal), and *base*, with ``baseIndex`` and
+   ``baseIndexOnly`` (it indexes only the files that differ from the base, and answers from base +
+   overlay). Each is waited for until it is ready with nothing pending; the seconds are reported.
 4. **Queries.** Every task is asked of both in turn (the order alternating from one task to the
    next, so that a change of load falls on both), ``--rounds`` times, after one request each that
    loads the tokenizer and is not counted: the client's wall time from request to answer, and the
@@ -159,9 +159,9 @@ def run(root: Path, temp: Path, tasks: list[str], args: argparse.Namespace) -> d
         print(
             f"branch: {branch.edited} files edited, {len(branch.added)} added, {len(branch.deleted)} deleted"
         )
-        local_index = temp / "local-index"
-        copy_index(base_index, local_index, tree)
-        result = asyncio.run(ask(tree, local_index, temp / "base-server-index", server.url(), tasks, args))
+        result = asyncio.run(
+            ask(tree, temp / "local-index", temp / "base-server-index", server.url(), tasks, args)
+        )
         result["publish_s"] = publish_s
         result["table_bytes"] = sizes
         return result
