@@ -15,7 +15,8 @@ One run, on a throw-away PostgreSQL (tests/postgres_server.py):
    *local*, which indexes the branch cold into an index folder of its own as it starts (a fresh
    index, what the base's answers should equal), and *base*, with ``baseIndex`` and
    ``baseIndexOnly`` (it indexes only the files that differ from the base, and answers from base +
-   overlay). Each is waited for until it is ready with nothing pending; the seconds are reported.
+   overlay). Each is waited for until it is ready with nothing pending; the seconds are reported,
+   and each server's log is kept beside ``--json`` (``NAME.local.log``, ``NAME.base.log``).
 4. **Queries.** Every task is asked of both in turn (the order alternating from one task to the
    next, so that a change of load falls on both), ``--rounds`` times, after one request each that
    loads the tokenizer and is not counted: the client's wall time from request to answer, and the
@@ -172,10 +173,15 @@ def run(root: Path, temp: Path, tasks: list[str], args: argparse.Namespace) -> d
 async def ask(
     tree: Path, local_index: Path, base_index: Path, url: str, tasks: list[str], args: argparse.Namespace
 ) -> dict[str, Any]:
+    # The servers' logs are kept beside the JSON: they say where a server's seconds to ready went.
+    logs = args.json.with_suffix("")
     servers = {
-        "local": Server(tree, local_index, local_index.parent / "local.log"),
+        "local": Server(tree, local_index, logs.with_name(logs.name + ".local.log")),
         "base": Server(
-            tree, base_index, base_index.parent / "base.log", {"baseIndex": url, "baseIndexOnly": True}
+            tree,
+            base_index,
+            logs.with_name(logs.name + ".base.log"),
+            {"baseIndex": url, "baseIndexOnly": True},
         ),
     }
     ready_s: dict[str, float] = {}
