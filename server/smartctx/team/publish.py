@@ -85,10 +85,11 @@ COMMIT_TABLES = (
 )
 
 # The tables a lexical search reads (team/lexical.py). Every table of a commit is vacuumed and
-# analyzed before the commit becomes visible: a search reads only the postings' index, which
-# PostgreSQL does without visiting the table only on pages a VACUUM has marked all-visible, and every
-# plan needs the tables' statistics. On django, a task's searches took p50 289 ms on a commit just
-# copied and 37 ms once vacuumed (bench/latency/pg_search.py); without statistics, looking up a few
+# analyzed before the commit becomes visible: a term's document count is read from the lists' key
+# alone, which PostgreSQL does without visiting the table only on pages a VACUUM has marked
+# all-visible, and every plan needs the tables' statistics. On django, with postings a row each
+# (schema v2), a task's searches took p50 289 ms on a commit just copied and 37 ms once vacuumed
+# (bench/latency/pg_search.py); without statistics, looking up a few
 # hundred definitions by id read all 44k of the commit's (9 ms, against 1 ms with them), and a
 # pack from the base took 4.6 times the local index's time instead of about 2
 # (bench/latency/base_perf.py, bench/HISTORY.md). Autovacuum gets there, but later. A role that
