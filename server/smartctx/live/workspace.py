@@ -413,19 +413,17 @@ class Workspace:
             if cover is None:
                 return pack
             return replace(pack, warnings=(self._answered_from(folder, cover), *pack.warnings))
-        try:
-            return self._context_of_several(folders, requests, counter, should_cancel)
-        except _BaseFailedError:
-            # A kept connection may have died while idle (a restart, an idle timeout): once more,
-            # on new connections.
-            pass
-        try:
-            return self._context_of_several(folders, requests, counter, should_cancel)
-        except _BaseFailedError as failed:
-            # Which folder's base failed is not known (they share the database): each is dropped.
-            for folder, cover in failed.covers:
-                self._drop_base(folder, cover, failed.error)
-            return self._context_of_several(folders, requests, counter, should_cancel)
+        # As _read tries a base: a kept connection may have died while idle, and the next try
+        # connects anew.
+        for _attempt in range(BASE_READ_ATTEMPTS):
+            try:
+                return self._context_of_several(folders, requests, counter, should_cancel)
+            except _BaseFailedError as error:
+                failed = error
+        # Which folder's base failed is not known (they share the database): each is dropped.
+        for folder, cover in failed.covers:
+            self._drop_base(folder, cover, failed.error)
+        return self._context_of_several(folders, requests, counter, should_cancel)
 
     def _context_of_several(
         self,
