@@ -18,14 +18,10 @@ temporary folder, stopped and removed at the end):
    latency of each kind of call and of a task's calls together, and how much of tantivy's answer
    PostgreSQL returns (top 10 and top 50, definitions and files), in the same order or not, and how
    close the scores are.
-   Publishing redacts the search words (team/redacted.py), so the local index and the published one
-   differ wherever the checkout holds a secret. A second tantivy index, built from the published
-   (redacted) words, separates the two causes: against it only the scoring differs.
 4. **Full-text search.** The same calls on PostgreSQL's own full-text search (a ``tsvector`` per
    document built from the same postings, a GIN index, ``ts_rank``), the alternative measured first.
-5. **Packs.** Every task is packed with the local snapshot, with a snapshot whose lexical index is
-   PostgreSQL's and with one whose lexical index is tantivy over the published words, and the packs
-   compared (text, and the citations of bodies, summaries and the file map).
+5. **Packs.** Every task is packed with the local snapshot and with a snapshot whose lexical index
+   is PostgreSQL's, and the packs compared (text, and the citations of bodies, summaries and the file map).
 
     .venv/bin/python -m bench.latency.pg_search /work/benchrepos/qp-django \\
         --index-dir /work/benchrepos/qp-index
@@ -62,19 +58,14 @@ from smartctx.retrieval.pipeline import build_context
 from smartctx.store.database import INDEX_FILE_NAME, SEARCH_GENERATION_KEY
 from smartctx.store.export import IndexExport
 from smartctx.store.lexical import (
-    LexicalChanges,
     LexicalHit,
     LexicalIndex,
     LexicalReader,
-    file_text,
-    open_or_create,
-    symbol_text,
 )
 from smartctx.store.snapshot import IndexSnapshot
 from smartctx.team import lexical
 from smartctx.team.database import connect, parse_url
 from smartctx.team.publish import SEARCH_TABLES, publish
-from smartctx.team.redacted import RedactedSearchWords
 
 # The published repository's name and commit: any will do, the database holds only this one.
 REPOSITORY = "bench.invalid/pg-search"
@@ -174,22 +165,6 @@ class SearchSnapshot(IndexSnapshot):
             self._batched.update({(term, at_most): found.get(term, 0) for term in missing})
         counts = {term: self._batched[term, at_most] for term in wanted}
         return {term: count for term, count in counts.items() if count}
-
-
-def published_words_index(index_path: Path, root: Path, folder: Path) -> LexicalReader:
-    """A tantivy index, beside a stand-in index file in ``folder``, of the words publishing writes."""
-    changes = LexicalChanges()
-    with IndexExport(index_path) as export:
-        for record in RedactedSearchWords(export, root).records():
-            changes.files.append((record.file_id, file_text(record.nodes, record.path_words)))
-            changes.symbols.extend(
-                (node_id, record.file_id, symbol_text(words, record.path_words))
-                for node_id, words in zip(record.node_ids, record.nodes, strict=True)
-            )
-    stand_in = folder / INDEX_FILE_NAME
-    folder.mkdir(parents=True)
-    open_or_create(stand_in).apply(changes, 0, rebuild=True)
-    return LexicalIndex.for_index(stand_in).reader(0)
 
 
 # ---------------------------------------------------------------------------------------------------
@@ -509,7 +484,6 @@ def publish_index(server: PostgresServer, root: Path, index_path: Path) -> tuple
                 connection,
                 address,
                 export,
-                root=root,
                 repository=REPOSITORY,
                 commit=COMMIT,
                 keep=1,
@@ -556,10 +530,9 @@ def main() -> None:
             shutil.copytree(args.index_dir, index_dir)
         indexed_store(root, index_dir).close()
         index_path = index_dir / INDEX_FILE_NAME
-        published_words = published_words_index(index_path, root, Path(temp) / "published-words")
         server = start()
         try:
-            results = measure(server, root, index_path, published_words, tasks, args.budget)
+            results = measure(server, root, index_path, tasks, args.budget)
         finally:
             server.stop()
     results.update({"date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()), "repo": args.repo})
@@ -574,7 +547,6 @@ def measure(
     server: PostgresServer,
     root: Path,
     index_path: Path,
-    published_words: LexicalReader,
     tasks: list[str],
     budget: int,
 ) -> dict[str, Any]:
@@ -585,8 +557,7 @@ def measure(
     record_and_pack(index_path, tasks[:1], budget, sources, counter)
     recorded, local_packs, local_ms = record_and_pack(index_path, tasks, budget, sources, counter)
     local = tantivy_engine("tantivy (local)", local_reader(index_path))
-    redacted = tantivy_engine("tantivy over the published words", published_words)
-    results = [(local, replay(local, recorded)), (redacted, replay(redacted, recorded))]
+    results = [(local, replay(local, recorded))]
     with psycopg.connect(server.url(), autocommit=True) as connection:
         commit = lexical.searched_commit(connection, commit_id)
         rows_build_s = build_posting_rows(connection)
@@ -608,7 +579,6 @@ def measure(
         results.append((full_text, replay(full_text, recorded)))
         reader = PostgresReader(connection, commit)
         pg_packs, pg_ms = search_packs(index_path, reader, tasks, budget, sources, counter)
-    redacted_packs, _ = search_packs(index_path, published_words, tasks, budget, sources, counter)
 
     def different(packs: list[ContextPack], reference: list[ContextPack]) -> list[int]:
         pairs = enumerate(zip(packs, reference, strict=True))
@@ -620,7 +590,6 @@ def measure(
             "task_ms": result.task_ms(),
             "call_ms": {kind: result.calls(kind) for kind in ("counts", "symbols", "files")},
             "agreement": agreement(result, results[0][1]),
-            "agreement_published_words": agreement(result, results[1][1]),
         }
     return {
         "tasks": len(tasks),
@@ -634,8 +603,6 @@ def measure(
         "engines": engines,
         "packs": {
             "postgres_vs_local": different(pg_packs, local_packs),
-            "postgres_vs_published_words": different(pg_packs, redacted_packs),
-            "published_words_vs_local": different(redacted_packs, local_packs),
             "local_ms": local_ms,
             "postgres_ms": pg_ms,
         },
@@ -652,37 +619,31 @@ def report(results: dict[str, Any]) -> None:
     for table, size in sizes.items():
         print(f"  {table}: table {size['table'] / 1e6:.1f} MB, indexes {size['indexes'] / 1e6:.1f} MB")
     print(f"document counts equal to tantivy's: {results['counts_equal']:.3f}\n")
-    for key, against in (
-        ("agreement", "tantivy (local)"),
-        ("agreement_published_words", "tantivy over the published words"),
-    ):
-        print(f"\n### Answers against {against}, latency best of {ROUNDS}\n")
-        print(
-            "| engine | task p50 / p95 ms | counts p50 / p95 | symbols p50 / p95 | files p50 / p95"
-            " | symbols top 10 / top 50 / identical | files top 10 / top 50 / identical | max score diff |"
-        )
-        print("|---|---|---|---|---|---|---|---|")
-        for name, engine in results["engines"].items():
-            p50, p95 = median_and_p95(engine["task_ms"])
-            cells = [f"{p50:.1f} / {p95:.1f}"]
-            for kind in ("counts", "symbols", "files"):
-                values = engine["call_ms"][kind]
-                cells.append(f"{statistics.median(values):.2f} / {percentile(values, 0.95):.2f}")
-            found = engine[key]
-            for kind in ("symbols", "files"):
-                shares = (found[kind]["top10"], found[kind]["top50"], found[kind]["identical"])
-                cells.append(" / ".join(f"{share:.3f}" for share in shares))
-            gap = max(found[kind]["max_relative_score_difference"] for kind in ("symbols", "files"))
-            cells.append(f"{gap:.1e}")
-            print(f"| {name} | {' | '.join(cells)} |")
+    print(f"\n### Answers against tantivy (local), latency best of {ROUNDS}\n")
+    print(
+        "| engine | task p50 / p95 ms | counts p50 / p95 | symbols p50 / p95 | files p50 / p95"
+        " | symbols top 10 / top 50 / identical | files top 10 / top 50 / identical | max score diff |"
+    )
+    print("|---|---|---|---|---|---|---|---|")
+    for name, engine in results["engines"].items():
+        p50, p95 = median_and_p95(engine["task_ms"])
+        cells = [f"{p50:.1f} / {p95:.1f}"]
+        for kind in ("counts", "symbols", "files"):
+            values = engine["call_ms"][kind]
+            cells.append(f"{statistics.median(values):.2f} / {percentile(values, 0.95):.2f}")
+        found = engine["agreement"]
+        for kind in ("symbols", "files"):
+            shares = (found[kind]["top10"], found[kind]["top50"], found[kind]["identical"])
+            cells.append(" / ".join(f"{share:.3f}" for share in shares))
+        gap = max(found[kind]["max_relative_score_difference"] for kind in ("symbols", "files"))
+        cells.append(f"{gap:.1e}")
+        print(f"| {name} | {' | '.join(cells)} |")
     packs = results["packs"]
     local_p50, local_p95 = median_and_p95(packs["local_ms"])
     pg_p50, pg_p95 = median_and_p95(packs["postgres_ms"])
     tasks = results["tasks"]
     print(
-        f"\npacks that differ, of {tasks}: PostgreSQL against local {len(packs['postgres_vs_local'])},"
-        f" against tantivy over the published words {len(packs['postgres_vs_published_words'])};"
-        f" tantivy over the published words against local {len(packs['published_words_vs_local'])}"
+        f"\npacks that differ, of {tasks}: PostgreSQL against local {len(packs['postgres_vs_local'])}"
         f"\nbuild_context p50 / p95 ms: local {local_p50:.0f} / {local_p95:.0f},"
         f" with PostgreSQL's search {pg_p50:.0f} / {pg_p95:.0f}"
         f"\nthe baseline's rows built in {results['posting_rows_build_s']:.1f} s,"

@@ -65,6 +65,7 @@ from smartctx.secrets.log_format import RedactingFormatter
 from smartctx.secrets.redaction import redact, redact_tree
 from smartctx.store.database import INDEX_FILE_NAME, IndexUnavailableError, check_index
 from smartctx.store.index_store import IndexStore, default_index_dir, index_size_bytes
+from smartctx.store.reader import ReaderUnavailableError
 from smartctx.store.snapshot import IndexSnapshot
 from smartctx.team import PublishError
 from smartctx.wire.convert import pack_to_wire
@@ -704,15 +705,20 @@ def _context_from_base(
                 store = stack.enter_context(closing(IndexStore(root, folder)))
                 Indexer(root, store, IndexConfig()).update_paths(reading.choice.changed, reconcile_from=None)
                 overlay_index = store.path
-            reader = reading.reader(overlay_index)
-            stack.callback(reader.close)
-            pack = build_context(
-                request,
-                reader,
-                TokenCounter(request.options.tokenizer),
-                WorkspaceSources(root),
-                history=history,
-            )
+            try:
+                reader = reading.reader(overlay_index)
+                stack.callback(reader.close)
+                pack = build_context(
+                    request,
+                    reader,
+                    TokenCounter(request.options.tokenizer),
+                    WorkspaceSources(root),
+                    history=history,
+                )
+            except ReaderUnavailableError as error:
+                # The base failed while answering (its server went away, a damaged row).
+                print(f"smartctx: {error}; answering from the local index", file=sys.stderr)
+                return None
         print(f"smartctx: answered from {reading.choice.stamp()}", file=sys.stderr)
         return pack
     finally:

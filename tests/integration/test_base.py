@@ -40,7 +40,27 @@ TASKS = (
     "the file map reason should name the editor focus",
     "expand the graph from the search hits to their callers and callees",
     "learned ranking model weights load from rank_model.json",
+    "upload the ranking report to the reports database with the client key",
 )
+# A module holding secrets of the kinds the scanner knows, in a doc, a default argument, an
+# assignment and a string: their words are in no index, the local one or the base.
+UPLOADS = '''"""Ranking reports, kept in postgres://app:Wombat5Secret9@db.internal/reports."""
+
+CLIENT_SECRET = "Pl4typusQx9Lm2Zt"
+
+
+def connect(url="postgres://app:Wombat5Secret9@db.internal/reports"):
+    return url
+
+
+def upload_report(report, client="ranking"):
+    """Upload the ranking report to the reports database."""
+    return send(report, key="AKIAQUOKKAZEBRAXYZ27", client=client)
+
+
+def send(report, key, client):
+    return (report, key, client)
+'''
 # A branch's additions: a helper appended to a changed file, and a new file that uses both halves.
 BUDGET_HELPER = '''
 
@@ -74,6 +94,7 @@ def make_repository(root: Path) -> Repo:
     repo = Repo(root)
     for path in sorted(SOURCE.glob("*.py")):
         repo.write(f"retrieval/{path.name}", path.read_text())
+    repo.write("retrieval/uploads.py", UPLOADS)
     repo.commit("retrieval")
     return repo
 
@@ -334,6 +355,24 @@ def test_a_database_of_an_older_schema_is_named_and_the_local_index_answers(
     assert "holds smartctx schema v2, older than the v3 this smartctx reads" in stderr
     assert "answering from the local index" in stderr
     assert pack["bodies"]
+
+
+def test_a_damaged_term_list_is_named_and_the_local_index_answers(
+    tmp_path: Path, postgres_url: str, published: Repo
+) -> None:
+    # A list whose ids lost a byte, as a bad restore or a hand edit could leave it.
+    with psycopg.connect(postgres_url, autocommit=True) as database:
+        damaged = database.execute(
+            "UPDATE smartctx.symbol_lists SET ids = substring(ids FROM 2) WHERE term = 'budget'"
+        )
+        assert damaged.rowcount == 1
+
+    pack, stderr = from_base(tmp_path / "editor", TASKS[0], tmp_path / "editor-index", postgres_url)
+
+    assert "the published list of 'budget' in smartctx.symbol_lists is damaged" in stderr, stderr
+    assert "answering from the local index" in stderr
+    local, _ = context(tmp_path / "editor", TASKS[0], tmp_path / "local-index")
+    assert pack["bodies"] and same_pack(pack, local)
 
 
 def test_nothing_published_and_a_bad_url_are_told_apart(tmp_path: Path, postgres_url: str) -> None:

@@ -200,6 +200,27 @@ def test_corrupt_index_is_moved_aside_and_rebuilt(tmp_path: Path, garbage: bytes
     assert "files    3" in result.stdout
 
 
+def test_an_index_whose_search_words_an_older_smartctx_made_is_built_again(tmp_path: Path) -> None:
+    root = write_tree(tmp_path / "ws", SAMPLE)
+    index_dir = tmp_path / "idx"
+    assert run("index", str(root), "--index-dir", str(index_dir)).returncode == 0
+    # smartctx before search words version 2 wrote no stamp, and kept every secret's words: its files
+    # would keep them until they changed, so the whole index is made again.
+    with sqlite3.connect(index_dir / "index-v1.sqlite") as database:
+        database.execute("DELETE FROM meta WHERE key = 'search_words'")
+    database.close()
+
+    again = run("index", str(root), "--index-dir", str(index_dir))
+
+    assert again.returncode == 0, again.stderr
+    assert "warning: rebuilding the index" in again.stderr and "search words" in again.stderr
+    assert "3 parsed" in again.stdout
+    # Only out of date, not damaged: nothing is kept aside.
+    assert not list(index_dir.glob("*.broken-*"))
+    third = run("index", str(root), "--index-dir", str(index_dir))
+    assert "0 parsed, 3 unchanged" in third.stdout and "warning" not in third.stderr
+
+
 def test_index_of_another_workspace_is_not_reused(tmp_path: Path) -> None:
     first = write_tree(tmp_path / "one", {"a.py": "def only_in_one():\n    pass\n"})
     second = write_tree(tmp_path / "two", {"b.py": "def only_in_two():\n    pass\n"})

@@ -30,11 +30,13 @@ from psycopg.rows import TupleRow
 
 from gitrepos import Repo
 from published_postings import postings
+from smartctx.core.identifiers import search_words
 from smartctx.store.database import INDEX_FILE_NAME
 from smartctx.store.export import IndexExport, SearchWordsRecord
+from smartctx.store.lexical import symbol_text
 from smartctx.store.snapshot import IndexSnapshot
 from smartctx.team.database import UPGRADES, connect, parse_url
-from smartctx.team.postings import symbol_documents
+from smartctx.team.postings import document, symbol_documents
 from smartctx.team.publish import COMMIT_TABLES, publish
 
 REPOSITORY = "example.invalid/shop"
@@ -257,7 +259,8 @@ def test_published_text_and_terms_hold_no_secret(
     assert {"connect", "upload", "send"} <= names
     docs = dict(database.execute("SELECT name, doc FROM smartctx.nodes").fetchall())
     assert docs["upload"] == "Send the report to postgres://app:[REDACTED]@db.internal/app."
-    # A body's terms and weights are the local engine's, less the secrets' words alone.
+    # A body's terms and weights are the local engine's, which are those of its text as written
+    # less the secrets' words alone.
     upload_id, upload_length = database.execute(
         "SELECT n.node_id, l.length FROM smartctx.nodes n JOIN smartctx.symbol_lengths l"
         " ON l.commit_id = n.commit_id AND l.node_id = n.node_id WHERE n.name = 'upload'"
@@ -270,17 +273,18 @@ def test_published_text_and_terms_hold_no_secret(
         )
     )
     with IndexExport(tmp_path / "index" / INDEX_FILE_NAME) as export:
-        local = next(
-            document
-            for record in export.search_words()
-            for node_id, document in symbol_documents(record)
-            if node_id == upload_id
-        )
+        record = next(record for record in export.search_words() if upload_id in record.node_ids)
+        node = next(node for node in export.nodes() if node.node_id == upload_id)
+    local = dict(symbol_documents(record))[upload_id]
+    body = "".join(LEDGER.splitlines(keepends=True)[node.start_line - 1 : node.end_line])
+    texts = (node.name, node.qualified_name, node.signature, node.doc, body)
+    written = document(symbol_text(tuple(search_words(text) for text in texts), record.path_words))
     # The password's words twice (the doc, and the docstring's line in the body), the key's once.
     secret_words = Counter({"wombat5secret9": 2, "wombat": 2, "5": 2, "secret": 2, "9": 2})
     secret_words += Counter({"akiaquokkazebraxyz27": 1, "akiaquokkazebraxyz": 1, "27": 1})
-    assert published == Counter(local.frequencies) - secret_words
-    assert upload_length == local.length - secret_words.total()
+    assert Counter(local.frequencies) == Counter(written.frequencies) - secret_words
+    assert published == Counter(local.frequencies)
+    assert upload_length == local.length == written.length - secret_words.total()
     assert published["region"] == 1 and published["upload"] >= 10
 
 
@@ -327,7 +331,6 @@ def test_a_publish_that_fails_partway_leaves_no_visible_commit(
             connection,
             address,
             export,
-            root=repo.root,
             repository=REPOSITORY,
             commit=head,
             keep=5,

@@ -202,6 +202,14 @@ def redact_all(texts: Iterable[str]) -> dict[str, tuple[str, int]]:
     return answers
 
 
+def redact_once(texts: list[str]) -> list[tuple[str, int]]:
+    """Each of ``texts`` with its secrets replaced, and how many were replaced, for texts met once
+    (a file's words as it is indexed): scanned together as :func:`redact_all`'s are, with the same
+    answers, but the answers are not kept, so indexing a workspace does not push out those for what
+    the exits send again and again."""
+    return [_replaced(text, spans) for text, spans in zip(texts, _secret_spans_of(texts), strict=True)]
+
+
 def redact(text: str) -> tuple[str, int]:
     """The text with secrets replaced, and how many were replaced.
 

@@ -10,6 +10,7 @@ and private key blocks cut off by a pack. The corpus and the figures that chose 
 
 from __future__ import annotations
 
+import hashlib
 import json
 import math
 import re
@@ -281,6 +282,27 @@ def _allowlist(data: dict[str, Any]) -> Allowlist:
     return Allowlist(
         data["target"], tuple(re.compile(r) for r in data["regexes"]), tuple(data["stopwords"]), data["all"]
     )
+
+
+@cache
+def rules_digest() -> str:
+    """A fingerprint of what counts as a secret, gitleaks' rules as shipped and smartctx's own, by
+    which what was made under other rules (an index's search words) is known."""
+    own = [
+        (
+            rule.literal,
+            rule.pattern.pattern,
+            rule.pattern.flags,
+            rule.random,
+            rule.group,
+            rule.line_keywords,
+            rule.functions,
+            rule.placeholders_allowed,
+        )
+        for rule in _OWN_RULES
+    ]
+    shipped = resources.files("smartctx.secrets").joinpath("secret_rules.json").read_text("utf-8")
+    return hashlib.sha256(repr((shipped, own)).encode()).hexdigest()[:16]
 
 
 @cache

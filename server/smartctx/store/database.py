@@ -12,8 +12,10 @@ import time
 from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
+from typing import NamedTuple
 
 from smartctx.store import lexical
+from smartctx.store.rows import search_words_stamp
 
 SCHEMA_VERSION = 1
 INDEX_FILE_NAME = f"index-v{SCHEMA_VERSION}.sqlite"
@@ -25,6 +27,9 @@ BUSY_TIMEOUT_MS = 10_000
 WAL_SIZE_LIMIT_BYTES = 4 * 1024 * 1024
 # Counts the batches that changed search rows; the lexical index records the one it holds.
 SEARCH_GENERATION_KEY = "search_generation"
+# What made the search words (store/rows.py): an index of other words, from an earlier smartctx,
+# is built again, since a file keeps its words until it changes.
+SEARCH_WORDS_KEY = "search_words"
 
 
 class IndexUnavailableError(Exception):
@@ -65,10 +70,15 @@ def open_index(index_dir: Path, workspace_root: Path) -> OpenedIndex:
     root_text = str(workspace_root)
     reason: str | None = None
     if path.exists():
-        reason = _problem_with(path, root_text)
-        if reason is None:
+        problem = _problem_with(path, root_text)
+        if problem is None:
             return OpenedIndex(connect(path, read_only=False), path, None)
-        _move_aside(path)
+        reason = problem.reason
+        if problem.outdated:
+            # Nothing in it is damaged or worth a look later.
+            _remove(path)
+        else:
+            _move_aside(path)
     # The lexical index beside a new file describes some other one: it is built again.
     lexical.remove(path)
     try:
@@ -82,10 +92,17 @@ def open_index(index_dir: Path, workspace_root: Path) -> OpenedIndex:
 def check_index(path: Path, workspace_root: Path) -> str | None:
     """Why the index file another process writes cannot be read as this workspace's index (another
     schema, say), or None if it can; never changes the file."""
-    return _problem_with(path, str(workspace_root), read_only=True)
+    problem = _problem_with(path, str(workspace_root), read_only=True)
+    return None if problem is None else problem.reason
 
 
-def _problem_with(path: Path, root_text: str, *, read_only: bool = False) -> str | None:
+class _Problem(NamedTuple):
+    reason: str
+    # Built right by another smartctx version, rather than damaged or foreign.
+    outdated: bool = False
+
+
+def _problem_with(path: Path, root_text: str, *, read_only: bool = False) -> _Problem | None:
     """Why an existing file cannot serve as this workspace's index, or None if it can."""
     try:
         connection = connect(path, read_only=read_only)
@@ -95,14 +112,21 @@ def _problem_with(path: Path, root_text: str, *, read_only: bool = False) -> str
         finally:
             connection.close()
     except sqlite3.Error as error:
-        return f"{path} is not a readable smartctx index ({error})"
+        return _Problem(f"{path} is not a readable smartctx index ({error})")
     if rows.get("format") != FORMAT_TAG or rows.get("schema_version") != str(SCHEMA_VERSION):
-        return f"{path} is not a smartctx v{SCHEMA_VERSION} index"
+        return _Problem(f"{path} is not a smartctx v{SCHEMA_VERSION} index")
     if rows.get("schema_digest") != _schema_digest():
-        return f"{path} was built by a development build with another schema"
+        return _Problem(f"{path} was built by a development build with another schema")
     if rows.get("workspace_root") != root_text:
-        return f"{path} indexes {rows.get('workspace_root')}, not {root_text}"
+        return _Problem(f"{path} indexes {rows.get('workspace_root')}, not {root_text}")
+    if rows.get(SEARCH_WORDS_KEY) != search_words_stamp():
+        return _Problem(f"{path} holds search words made by another smartctx version", outdated=True)
     return None
+
+
+def _remove(path: Path) -> None:
+    for suffix in ("", "-wal", "-shm"):
+        path.with_name(path.name + suffix).unlink(missing_ok=True)
 
 
 def _move_aside(path: Path) -> None:
@@ -136,6 +160,7 @@ def _create_schema(connection: sqlite3.Connection, root_text: str) -> None:
             ("workspace_root", root_text),
             ("schema_digest", _schema_digest()),
             ("scores_dirty", "0"),
+            (SEARCH_WORDS_KEY, search_words_stamp()),
             (SEARCH_GENERATION_KEY, "0"),
         ],
     )

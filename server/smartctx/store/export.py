@@ -14,9 +14,9 @@ from pathlib import Path
 from types import TracebackType
 from typing import NamedTuple
 
-from smartctx.store.database import connect
+from smartctx.store.database import SEARCH_WORDS_KEY, connect
 from smartctx.store.lexical import stored_rows
-from smartctx.store.rows import NodeWords
+from smartctx.store.rows import NodeWords, search_words_stamp
 
 
 class FileRecord(NamedTuple):
@@ -125,6 +125,14 @@ class IndexExport:
             raise IndexNotSettledError(f"{pending:,} references are not resolved yet")
         if self._meta("scores_dirty") == "1":
             raise IndexNotSettledError("the graph scores are not computed yet")
+        self.check_words()
+
+    def check_words(self) -> None:
+        """Raise unless this smartctx made the search words: since version 2 they hold no secrets
+        (rows.py), and a file keeps the words it was indexed with until it changes, so an index of
+        older words must never be copied out."""
+        if self._meta(SEARCH_WORDS_KEY) != search_words_stamp():
+            raise IndexNotSettledError("its search words were made by another smartctx version")
 
     def counts(self) -> dict[str, int]:
         """Rows per table, by table name."""

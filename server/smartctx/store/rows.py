@@ -13,6 +13,8 @@ from dataclasses import dataclass
 
 from smartctx.core.files import FileEntry, IndexedFile
 from smartctx.core.identifiers import search_words
+from smartctx.secrets.redaction import redact_once
+from smartctx.secrets.rules import REDACTED, rules_digest
 from smartctx.store.resolution import reference_key
 
 # (kind, name, qualified_name, start_line, end_line, signature, doc, content_hash, parent or "",
@@ -31,6 +33,12 @@ FoldedRow = tuple[str, int, str]
 _FIELD_SEPARATOR = "\t"
 _NODE_SEPARATOR = "\n"
 SEARCH_WORDS_COMPRESSION = 1
+# The one word the replacement marker adds to a redacted text's search words.
+_MARKER_WORD = search_words(REDACTED)
+# Raised when the words an unchanged file gives change (core/identifiers.py's rule, or what is
+# left out of them), so that an index of other words is built again (store/database.py).
+# 2: secrets are left out.
+SEARCH_WORDS_VERSION = 2
 
 
 @dataclass(frozen=True, slots=True)
@@ -46,35 +54,62 @@ class FileRows:
 
 
 def file_rows(indexed: IndexedFile) -> FileRows:
-    nodes = tuple(
-        (
-            symbol.kind.value,
-            symbol.name,
-            symbol.qualified_name,
-            symbol.span.start_line,
-            symbol.span.end_line,
-            symbol.signature,
-            symbol.doc,
-            symbol_hash,
-            symbol.parent or "",
-            search_words(symbol.name),
-            search_words(symbol.qualified_name),
-            search_words(symbol.signature),
-            search_words(symbol.doc),
-            search_words(own_text),
+    # Each definition's five search texts, in the order of its search columns, after the path's.
+    texts = [indexed.entry.path]
+    for symbol, own_text in zip(indexed.symbols, indexed.own_texts, strict=True):
+        texts += (symbol.name, symbol.qualified_name, symbol.signature, symbol.doc, own_text)
+    path_words, *words = secret_free_words(texts)
+    nodes: list[NodeRow] = []
+    for at, (symbol, symbol_hash) in enumerate(zip(indexed.symbols, indexed.symbol_hashes, strict=True)):
+        name, qualified, signature, doc, body = words[5 * at : 5 * at + 5]
+        nodes.append(
+            (
+                symbol.kind.value,
+                symbol.name,
+                symbol.qualified_name,
+                symbol.span.start_line,
+                symbol.span.end_line,
+                symbol.signature,
+                symbol.doc,
+                symbol_hash,
+                symbol.parent or "",
+                name,
+                qualified,
+                signature,
+                doc,
+                body,
+            )
         )
-        for symbol, symbol_hash, own_text in zip(
-            indexed.symbols, indexed.symbol_hashes, indexed.own_texts, strict=True
-        )
-    )
     refs = tuple(
         (ref.source or "", ref.kind.value, ref.name, reference_key(ref.kind, ref.name), ref.line)
         for ref in indexed.references
     )
-    path_words = search_words(indexed.entry.path)
     packed = pack_search_words(path_words, [node[9:14] for node in nodes])
     folded = tuple((fold.name, fold.line, fold.holder or "") for fold in indexed.folded)
-    return FileRows(indexed.entry, path_words, nodes, refs, packed, folded)
+    return FileRows(indexed.entry, path_words, tuple(nodes), refs, packed, folded)
+
+
+def search_words_stamp() -> str:
+    """What the index's search words were made by: their version and the secret rules."""
+    return f"{SEARCH_WORDS_VERSION}-{rules_digest()}"
+
+
+def secret_free_words(texts: list[str]) -> list[str]:
+    """The search words of each text without the words of its secrets (architecture.md, *Safety*):
+    a key or password in a string literal never becomes terms, in the local index or a published
+    one, so the two hold the same words. A text whose secrets are replaced by ``[REDACTED]`` has the
+    words of the text with those secrets cut out, plus one marker word per replacement (the
+    brackets keep it a word of its own), which is dropped."""
+    words = []
+    for text, (redacted, replaced) in zip(texts, redact_once(texts), strict=True):
+        if not replaced:
+            words.append(search_words(text))
+            continue
+        kept = search_words(redacted).split()
+        for _ in range(replaced):
+            kept.remove(_MARKER_WORD)
+        words.append(" ".join(kept))
+    return words
 
 
 def pack_search_words(path_words: str, nodes: Sequence[Sequence[str]]) -> bytes:

@@ -48,6 +48,8 @@ import psycopg
 from psycopg import sql
 from psycopg.rows import TupleRow
 
+from smartctx.store.reader import ReaderUnavailableError
+
 # Tantivy's BM25 parameters (src/query/bm25.rs).
 K1 = 1.2
 B = 0.75
@@ -201,7 +203,17 @@ def term_lists(
         return found
     parts: dict[str, list[tuple[bytes, bytes, bytes]]] = {}
     for term, ids, frequencies, norms in connection.execute(table.select, (commit_id, missing)):
-        parts.setdefault(str(term), []).append((bytes(ids), bytes(frequencies), bytes(norms)))
+        arrays = (bytes(ids), bytes(frequencies), bytes(norms))
+        sizes = {len(array) for array in arrays}
+        if len(sizes) != 1 or sizes.pop() % PACKED.itemsize:
+            # A damaged row (a bad restore, a hand edit) fails this read, and so the base, which the
+            # editor then answers without, rather than a search that scores positions apart.
+            lengths = ", ".join(str(len(array)) for array in arrays)
+            raise ReaderUnavailableError(
+                f"the published list of {term!r} in smartctx.{table.name} is damaged (arrays of {lengths}"
+                " bytes, not as long as each other in whole integers): publish the commit again"
+            )
+        parts.setdefault(str(term), []).append(arrays)
     for term, packed in parts.items():
         read = TermList(*(_unpacked([part[column] for part in packed]) for column in range(3)))
         found[term] = read

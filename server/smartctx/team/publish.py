@@ -32,7 +32,6 @@ from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import timedelta
-from pathlib import Path
 
 import psycopg
 from psycopg import sql
@@ -56,7 +55,6 @@ from smartctx.team.redacted import (
     FOLDED_TEXT,
     NODE_TEXT,
     REF_TEXT,
-    RedactedSearchWords,
     redacted_rows,
 )
 
@@ -132,17 +130,16 @@ def publish(
     address: DatabaseAddress,
     export: IndexExport,
     *,
-    root: Path,
     repository: str,
     commit: str,
     keep: int,
     smartctx_version: str,
 ) -> PublishReport:
-    """Write ``export``, the index of the checkout at ``root``, as ``commit`` of ``repository``, then
+    """Write ``export``, the index of a checkout of ``commit``, as that commit of ``repository``, then
     prune; ``connection`` is in autocommit mode (each step is its own transaction)."""
 
     def write(commit_id: int) -> dict[str, int]:
-        return _write_rows(connection, address, export, root, commit_id, None)
+        return _write_rows(connection, address, export, commit_id, None)
 
     return _publish_whole(connection, address, repository, commit, keep, smartctx_version, None, write)
 
@@ -299,13 +296,12 @@ def publish_shard(
     address: DatabaseAddress,
     export: IndexExport,
     *,
-    root: Path,
     repository: str,
     commit: str,
     shard: Shard,
     smartctx_version: str,
 ) -> ShardReport:
-    """Write ``export``, the index of ``shard``'s files of the checkout at ``root``, as that shard of
+    """Write ``export``, the index of ``shard``'s files of a checkout of ``commit``, as that shard of
     ``commit``, in one transaction: a shard is written whole or not at all. The commit stays
     invisible until :func:`finish`."""
     started_s = time.monotonic()
@@ -338,7 +334,7 @@ def publish_shard(
         connection.execute("SET synchronous_commit = on")
         write_started_s = time.monotonic()
         with reported(address, f"writing shard {shard}"), connection.transaction():
-            rows = _write_rows(connection, address, export, root, commit_id, shard)
+            rows = _write_rows(connection, address, export, commit_id, shard)
             connection.execute(
                 "INSERT INTO smartctx.shards (commit_id, shard, smartctx_version, files)"
                 " VALUES (%s, %s, %s, %s)",
@@ -481,7 +477,6 @@ def _write_rows(
     connection: psycopg.Connection[TupleRow],
     address: DatabaseAddress,
     export: IndexExport,
-    root: Path,
     commit_id: int,
     shard: Shard | None,
 ) -> dict[str, int]:
@@ -534,11 +529,10 @@ def _write_rows(
     for table, columns, records in copies:
         with reported(address, f"writing {table}"):
             rows[table] = _copy(connection, table, commit_id, columns, records)
-    search_words = RedactedSearchWords(export, root)
     symbol_lengths: list[tuple[int, int]] = []
 
     def symbol_postings() -> Iterable[tuple[str, int, int, int]]:
-        for record in search_words.records():
+        for record in export.search_words():
             for node_id, document in symbol_documents(record):
                 symbol_lengths.append((ids(node_id), document.length))
                 for term, frequency in document.frequencies.items():
@@ -547,7 +541,7 @@ def _write_rows(
     file_lengths: list[tuple[int, int]] = []
 
     def file_postings() -> Iterable[tuple[str, int, int, int]]:
-        for record in search_words.records():
+        for record in export.search_words():
             document = file_document(record)
             file_lengths.append((ids(record.file_id), document.length))
             for term, frequency in document.frequencies.items():

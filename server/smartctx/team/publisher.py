@@ -47,7 +47,6 @@ class Publisher:
                 self.connection,
                 self.address,
                 export,
-                root=self.root,
                 repository=self.repository,
                 commit=self.commit,
                 keep=self.keep,
@@ -62,7 +61,6 @@ class Publisher:
                 self.connection,
                 self.address,
                 export,
-                root=self.root,
                 repository=self.repository,
                 commit=self.commit,
                 shard=shard,
@@ -97,6 +95,8 @@ class Publisher:
             try:
                 if resolved:
                     export.check_settled()
+                else:
+                    export.check_words()
             except IndexNotSettledError as error:
                 raise PublishError(f"the index is not complete ({error}); run smartctx index again") from None
             yield export

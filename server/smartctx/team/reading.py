@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import logging
 import threading
+import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -115,17 +116,30 @@ def open_base(root: Path, url: str, repository: str | None, is_source: Callable[
         raise PublishError(
             f"{root} has no origin remote to name the repository by: name it with --repository NAME"
         )
+    started = time.perf_counter()
     try:
         connection = connect(address)
     except PublishError as error:
         return BaseReading(None, f"{error}; answering from the local index", reachable=False)
+    connected = time.perf_counter()
     try:
         with reported(address, "looking for a published commit"):
             commits = published_commits(connection, identity)
+            listed = time.perf_counter()
             choice = choose_base(root, commits, _paths_reader(connection), is_source) if commits else None
     except PublishError as error:
         connection.close()
         return BaseReading(None, f"{error}; answering from the local index", reachable=False)
+    # Where an editor's wait for its base goes (a cold git walk of a large tree, mostly).
+    log.info(
+        "base of %s looked for in %.2f s: connecting %.2f s, published commits %.2f s,"
+        " the work tree's differences from the nearest %.2f s",
+        root,
+        time.perf_counter() - started,
+        connected - started,
+        listed - connected,
+        time.perf_counter() - listed,
+    )
     if not commits:
         reason = f"nothing of {identity} is published at {address.display}"
     elif choice is None:
