@@ -23,7 +23,7 @@ from hypothesis import strategies as st
 from secret_corpus import Planted, build
 from smartctx.secrets.log_format import RedactingFormatter
 from smartctx.secrets.prefilter import _on_match, prefilter_database
-from smartctx.secrets.redaction import redact, redact_tree
+from smartctx.secrets.redaction import redact, redact_once, redact_tree
 from smartctx.secrets.rules import OWN_LINE_RULES, OWN_TEXT_RULES, REDACTED, compiled_rule_set
 from smartctx.secrets.scan import (
     _call_matches,
@@ -241,6 +241,23 @@ def test_a_message_of_many_strings_is_redacted_as_each_string_alone() -> None:
     strings += [case.value for case in cases] + ["", "\n", "plain"]
     redacted = redact_tree({"items": [{"text": text} for text in strings]})
     assert [item["text"] for item in redacted["items"]] == [text for text, _ in fresh_answers(strings)]
+
+
+def test_texts_redacted_once_together_are_each_redacted_as_alone() -> None:
+    """An indexed file's texts (its path, names, signatures, docs and bodies) are scanned as one,
+    remembering nothing: each answer is still the text's own, secrets at either end of a text and
+    a key block across its lines included."""
+    rng = random.Random(12)
+    planted = [case.content for case in build(seed=10, copies=1)]
+    code = [path.read_text(encoding="utf-8") for path in sorted((SERVER / "retrieval").glob("*.py"))[:4]]
+    files = [
+        ["", "\n", *(_piece(rng, rng.choice((planted, code))) for _ in range(rng.randrange(1, 8)))]
+        for _ in range(60)
+    ]
+    expected = fresh_answers([text for texts in files for text in texts])
+    answers = [answer for texts in files for answer in redact_once(texts)]
+    assert answers == expected
+    assert sum(count for _, count in answers) > 30
 
 
 def test_a_line_is_redacted_wherever_it_stands_in_a_text() -> None:

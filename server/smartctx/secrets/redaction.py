@@ -204,10 +204,23 @@ def redact_all(texts: Iterable[str]) -> dict[str, tuple[str, int]]:
 
 def redact_once(texts: list[str]) -> list[tuple[str, int]]:
     """Each of ``texts`` with its secrets replaced, and how many were replaced, for texts met once
-    (a file's words as it is indexed): scanned together as :func:`redact_all`'s are, with the same
-    answers, but the answers are not kept, so indexing a workspace does not push out those for what
-    the exits send again and again."""
-    return [_replaced(text, spans) for text, spans in zip(texts, _secret_spans_of(texts), strict=True)]
+    (a file's words as it is indexed), with :func:`redact_all`'s answers.
+
+    Nothing is remembered, neither answers nor clean lines: indexing a workspace would push out
+    those of what the exits send again and again, and a file's lines are mostly its own, so looking
+    them up and keeping them cost more than scanning them (django's files: 0.8 s against 1.3 s).
+    The texts are joined into one and scanned as one, as :func:`_line_spans` joins lines.
+    """
+    joined = "\n".join(texts)
+    starts = [0, *accumulate(len(text) + 1 for text in texts)]
+    lines: list[list[tuple[int, int]]] = [[] for _ in texts]
+    for start, end in line_local_spans(joined, lower_ascii(joined)):
+        number = bisect_right(starts, start) - 1
+        lines[number].append((start - starts[number], end - starts[number]))
+    return [
+        _replaced(text, _merged([*found, *spanning]) if found or spanning else [])
+        for text, found, spanning in zip(texts, lines, text_spans(texts), strict=True)
+    ]
 
 
 def redact(text: str) -> tuple[str, int]:
