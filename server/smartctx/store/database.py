@@ -1,7 +1,8 @@
 """Opening the index file: create it, check it is ours, and rebuild it when it is not usable.
 
 A corrupt or foreign file is moved aside, never overwritten in place and never fatal: the index is a
-cache of the workspace, so the cure for any damage is to build it again (style.md habit 5).
+cache of the workspace, so the cure for any damage is to build it again (style.md habit 5). One that
+is only out of date (its search words made by another smartctx version) is removed and built again.
 """
 
 from __future__ import annotations
