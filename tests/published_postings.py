@@ -1,4 +1,4 @@
-"""The postings of a published commit one row each, as SQL over its packed lists (schema_pg_v3.sql).
+"""The postings of a published commit one row each, as SQL over its packed lists (schema_pg_v4.sql).
 
 A published term's list is three arrays of 32-bit big-endian integers in bytea columns; the tests
 read them back in SQL, so that their queries can join and filter postings like any other rows.

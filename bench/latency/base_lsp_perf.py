@@ -22,8 +22,7 @@ One run, on a throw-away PostgreSQL (tests/postgres_server.py):
    loads the tokenizer and is not counted: the client's wall time from request to answer, and the
    server process's CPU time (``/proc``), p50 / p95 and their ratios.
 5. **Packs**: the same text and the same items in the same order ("exact"), or the same items in
-   any order; the base's words are redacted where the local index's are not, which alone changes a
-   few packs (overlay_perf.py reports which).
+   any order; the JSON holds the packs that differ, each item with its score and the score's parts.
 
     PYTHONPATH=server:. .venv/bin/python -m bench.latency.base_lsp_perf /work/benchrepos/qp-django \\
         --index-dir /work/benchrepos/qp-index --changed 10
@@ -75,6 +74,15 @@ def items(pack: dict[str, Any]) -> list[str]:
         *(f"body {body['citation']}" for body in pack.get("bodies", [])),
         *(f"summary {summary['citation']}" for summary in pack.get("summaries", [])),
         *(f"file {entry['filePath']}" for entry in pack.get("fileMap", [])),
+    ]
+
+
+def scored_items(pack: dict[str, Any]) -> list[tuple[str, float, dict[str, float]]]:
+    """The pack's bodies and summaries in order, each with its score and the score's parts."""
+    return [
+        (f"{kind} {item['citation']}", item["score"], item.get("scoreParts", {}))
+        for kind, field in (("body", "bodies"), ("summary", "summaries"))
+        for item in pack.get(field, [])
     ]
 
 
@@ -222,6 +230,12 @@ async def ask(
         sorted(items(local)) == sorted(items(base))
         for local, base in zip(packs["local"], packs["base"], strict=True)
     )
+    # Where two packs differ, what each held (with scores): ties, estimated PageRank or words.
+    differences = [
+        {"task": number, "local": scored_items(local), "base": scored_items(base)}
+        for number, (local, base) in enumerate(zip(packs["local"], packs["base"], strict=True))
+        if local["text"] != base["text"] or items(local) != items(base)
+    ]
     return {
         "changed": args.changed,
         "rounds": args.rounds,
@@ -230,6 +244,7 @@ async def ask(
         "cpu_ms": cpu,
         "packs_exact": exact,
         "packs_same_items": any_order,
+        "pack_differences": differences,
     }
 
 

@@ -531,13 +531,13 @@ def test_a_database_of_another_schema_version_is_refused(tmp_path: Path, postgre
     with connect(address) as connection:
         connection.execute("CREATE SCHEMA smartctx")
         connection.execute("CREATE TABLE smartctx.schema_version (version integer, digest text)")
-        connection.execute("INSERT INTO smartctx.schema_version VALUES (4, 'later')")
+        connection.execute("INSERT INTO smartctx.schema_version VALUES (5, 'later')")
     repo = make_shop(tmp_path / "shop")
 
     result = run_publish(repo.root, tmp_path / "index", postgres_url)
 
     assert result.returncode == 1
-    assert "holds a newer smartctx schema (v4) than this smartctx writes (v3)" in result.stderr
+    assert "holds a newer smartctx schema (v5) than this smartctx writes (v4)" in result.stderr
 
 
 def test_a_database_of_schema_v1_is_upgraded_and_keeps_its_commits(
@@ -558,6 +558,7 @@ def test_a_database_of_schema_v1_is_upgraded_and_keeps_its_commits(
         database.execute(f"INSERT INTO smartctx.{kind}_postings {postings(kind)}")
         database.execute(f"DROP TABLE smartctx.{kind}_lists")
     database.execute("ALTER TABLE smartctx.commits DROP COLUMN shard_count")
+    database.execute("DROP INDEX smartctx.edges_ref, smartctx.refs_file")
     database.execute("DELETE FROM smartctx.schema_version")
     database.execute(
         "INSERT INTO smartctx.schema_version (version, digest) VALUES (1, %s)", (UPGRADES[1][0],)
@@ -570,7 +571,7 @@ def test_a_database_of_schema_v1_is_upgraded_and_keeps_its_commits(
     assert result.returncode == 0, result.stderr
     assert complete_commits(database) == [second, first]
     versions = database.execute("SELECT version FROM smartctx.schema_version").fetchall()
-    assert sorted(versions) == [(1,), (2,), (3,)]
+    assert sorted(versions) == [(1,), (2,), (3,), (4,)]
     kept = rows_per_table(database, commit_id(database, first))
     assert kept["nodes"] > 0
     # The commit published before the upgrade has its postings as lists, so editors can search it.
@@ -582,6 +583,11 @@ def test_a_database_of_schema_v1_is_upgraded_and_keeps_its_commits(
         "SELECT shard_count FROM smartctx.commits WHERE sha = %s", (second,)
     ).fetchone() == (None,)
     assert database.execute("SELECT count(*) FROM smartctx.shards").fetchone() == (0,)
+    # And the indexes an editor's overlay reads through.
+    indexes = {
+        name for (name,) in database.execute("SELECT indexname FROM pg_indexes WHERE schemaname = 'smartctx'")
+    }
+    assert {"edges_ref", "refs_file"} <= indexes
 
 
 def test_without_the_driver_publish_says_what_to_install(tmp_path: Path) -> None:

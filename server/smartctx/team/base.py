@@ -21,7 +21,7 @@ import psycopg
 from psycopg.rows import TupleRow
 
 from smartctx.history.git import GitError, run_git
-from smartctx.team.database import SCHEMA_VERSION, TeamDatabaseError
+from smartctx.team.database import READABLE_SCHEMA_VERSION, TeamDatabaseError
 
 # Characters of a commit's sha in messages and stamps, as git's own short form.
 SHORT_SHA = 7
@@ -64,10 +64,10 @@ def published_commits(connection: psycopg.Connection[TupleRow], repository: str)
     if exists is None or exists[0] is None:
         return []
     version = connection.execute("SELECT max(version) FROM smartctx.schema_version").fetchone()
-    if version is None or version[0] is None or int(version[0]) < SCHEMA_VERSION:
+    if version is None or version[0] is None or int(version[0]) < READABLE_SCHEMA_VERSION:
         found = "no version" if version is None or version[0] is None else f"v{version[0]}"
         raise TeamDatabaseError(
-            f"the team database holds smartctx schema {found}, older than the v{SCHEMA_VERSION} this"
+            f"the team database holds smartctx schema {found}, older than the v{READABLE_SCHEMA_VERSION} this"
             " smartctx reads: publish once with this smartctx version (publishing upgrades the schema"
             " in place and keeps every commit)"
         )

@@ -12,7 +12,7 @@ every snapshot of the commit can share.
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from types import TracebackType
 from typing import Any
 
@@ -94,6 +94,18 @@ class CommitFacts:
         self.rows: int | None = None
         self.searched: SearchedCommit | None = None
         self.lists = ListCache()
+
+
+@dataclass(frozen=True)
+class Counts:
+    """Rows of a part of an index, as :class:`~smartctx.store.snapshot.IndexStats` counts them."""
+
+    edges: int = 0
+    references: int = 0
+    unresolved_references: int = 0
+    files_by_language: dict[str, int] = field(default_factory=dict)
+    files_with_errors: int = 0
+    folded_definitions: int = 0
 
 
 class BaseSnapshot:
@@ -207,6 +219,54 @@ class BaseSnapshot:
             pending_references=0,
             scores_dirty=False,
             folded_definitions=count("SELECT count(*) FROM smartctx.folded WHERE commit_id = %s"),
+        )
+
+    def hidden_counts(
+        self, file_ids: Sequence[int], node_ids: Sequence[int], replaced_refs: Iterable[int]
+    ) -> Counts:
+        """What these files and definitions and those references (an overlay's shadowed files and
+        their definitions, and the references it resolved again) count in :meth:`stats`. Read
+        when statistics are asked, not as the overlay is laid: on the monorepo these counts took
+        1.3 s of the 3.5 an overlay took to read."""
+        files, nodes, refs = list(file_ids), list(node_ids), sorted(replaced_refs)
+
+        def count(query: str, *parameters: Any) -> int:
+            return int(self._rows_of(query, *parameters)[0][0])
+
+        return Counts(
+            edges=count(
+                "SELECT count(*) FROM smartctx.edges WHERE commit_id = %s"
+                " AND (ref_id = ANY(%s) OR src_id = ANY(%s) OR dst_id = ANY(%s))",
+                refs,
+                nodes,
+                nodes,
+            ),
+            references=count(
+                "SELECT count(*) FROM smartctx.refs WHERE commit_id = %s AND file_id = ANY(%s)", files
+            ),
+            unresolved_references=count(
+                "SELECT count(*) FROM smartctx.refs r WHERE r.commit_id = %s"
+                " AND (r.file_id = ANY(%s) OR r.ref_id = ANY(%s)) AND NOT EXISTS"
+                " (SELECT 1 FROM smartctx.edges e WHERE e.commit_id = r.commit_id AND e.ref_id = r.ref_id)",
+                files,
+                refs,
+            ),
+            files_by_language={
+                str(language): int(number)
+                for language, number in self._rows_of(
+                    "SELECT language, count(*) FROM smartctx.files WHERE commit_id = %s AND file_id = ANY(%s)"
+                    " GROUP BY language",
+                    files,
+                )
+            },
+            files_with_errors=count(
+                "SELECT count(*) FROM smartctx.files"
+                " WHERE commit_id = %s AND file_id = ANY(%s) AND has_errors",
+                files,
+            ),
+            folded_definitions=count(
+                "SELECT count(*) FROM smartctx.folded WHERE commit_id = %s AND file_id = ANY(%s)", files
+            ),
         )
 
     def stats_files(self) -> int:

@@ -22,7 +22,7 @@ from psycopg.rows import TupleRow
 
 from smartctx.team import PublishError
 
-SCHEMA_VERSION = 3
+SCHEMA_VERSION = 4
 SCHEMA_FILE = f"schema_pg_v{SCHEMA_VERSION}.sql"
 # Schemas a publisher upgrades in place to this one, one version after another, keeping every
 # published commit: by version, the digest of the text that made it (schema_digest) and the file
@@ -30,7 +30,10 @@ SCHEMA_FILE = f"schema_pg_v{SCHEMA_VERSION}.sql"
 UPGRADES = {
     1: ("551a8879387c4728", "schema_pg_v1_to_v2.sql"),
     2: ("0326b801b341798f", "schema_pg_v2_to_v3.sql"),
+    3: ("2d73413137f0ead0", "schema_pg_v3_to_v4.sql"),
 }
+# The oldest schema an editor searches: v3's term lists are what it reads (v4 only adds indexes).
+READABLE_SCHEMA_VERSION = 3
 URL_SCHEMES = ("postgresql://", "postgres://")
 CONNECT_TIMEOUT_S = 10
 # A server that stops answering mid-publish is given up on after about a minute, not TCP's hours.

@@ -3,7 +3,7 @@ tantivy scores locally.
 
 A published commit holds, for each term, the definitions and the files holding it, each with the
 term's frequency in the local engine's weighted words and the document's length as tantivy scores
-it (postings.py), as one row of packed arrays per term (schema_pg_v3.sql). This module answers the
+it (postings.py), as one row of packed arrays per term (schema_pg_v4.sql). This module answers the
 three questions the local snapshot asks its lexical index (store/snapshot.py): the top-k definitions
 and the top-k files for a set of weighted terms, and how many definitions hold a term. A search reads
 its terms' lists, one index lookup each, and scores them with numpy. It replaced BM25 summed in SQL
@@ -61,7 +61,7 @@ LOCAL_EXTRA_DOCUMENTS = 1
 # differ in the last bits of a 64-bit float, about 1e-14 of the score, which the rounding removes.
 # Tantivy itself tells scores apart only to about 1e-7 of their value (32 bits).
 SCORE_PLACES = 9
-# How the lists' arrays are packed (schema_pg_v3.sql): 32-bit big-endian integers, int4send's bytes.
+# How the lists' arrays are packed (schema_pg_v4.sql): 32-bit big-endian integers, int4send's bytes.
 PACKED = np.dtype(">i4")
 # The bytes of lists a commit's cache keeps: a few searches' worth of common terms' lists (django's
 # longest list, "self" in its files, is 2,600 documents, 31 kB; a 100k-file monorepo's longest are

@@ -43,7 +43,7 @@ from smartctx.store.snapshot import (
     paths_with_suffix,
 )
 from smartctx.team import lexical
-from smartctx.team.base_snapshot import BaseSnapshot
+from smartctx.team.base_snapshot import BaseSnapshot, Counts
 from smartctx.team.lexical import Corpus, IntArray, ListsTable
 from smartctx.team.overlay import NewEdge, Overlay, Place
 from smartctx.team.postings import Document
@@ -91,6 +91,8 @@ class PreparedOverlay:
         )
         # The merged tree's paths, once a read has listed them (the base's never change).
         self.paths: list[str] | None = None
+        # What the base's rows the overlay hides count, once statistics were asked.
+        self.hidden: Counts | None = None
         self.paths_by_name: dict[str, list[str]] | None = None
 
 
@@ -137,7 +139,14 @@ class MergedReader:
 
     def stats(self) -> IndexStats:
         base = self._base.stats()
-        own, hidden = self._overlay.counts, self._overlay.hidden
+        overlay = self._overlay
+        hidden = self._prepared.hidden
+        if hidden is None:
+            hidden = self._base.hidden_counts(
+                overlay.shadowed_file_ids, tuple(overlay.shadowed_nodes), overlay.replaced_refs
+            )
+            self._prepared.hidden = hidden
+        own = overlay.counts
         languages = Counter(base.files_by_language)
         languages.subtract(hidden.files_by_language)
         languages.update(own.files_by_language)

@@ -48,7 +48,7 @@ from smartctx.store.scores import (
     USAGE_EDGE_WEIGHTS,
 )
 from smartctx.store.snapshot import EdgeRow, NodeRow, node_row
-from smartctx.team.base_snapshot import Hidden
+from smartctx.team.base_snapshot import Counts, Hidden
 from smartctx.team.postings import Document, file_document, symbol_documents
 
 _IMPORTS = RefKind.IMPORT.value
@@ -83,18 +83,6 @@ class Place:
     key: str
 
 
-@dataclass(frozen=True)
-class Counts:
-    """Rows of a part of an index, as :class:`~smartctx.store.snapshot.IndexStats` counts them."""
-
-    edges: int = 0
-    references: int = 0
-    unresolved_references: int = 0
-    files_by_language: dict[str, int] = field(default_factory=dict)
-    files_with_errors: int = 0
-    folded_definitions: int = 0
-
-
 @dataclass
 class Overlay:
     """The overlay's rows and what they shadow and replace in one published commit."""
@@ -127,9 +115,9 @@ class Overlay:
     shadowed_file_words: int = 0
     # Definitions folded into a holder: (name, line, holder id).
     folded: list[tuple[str, int, int]] = field(default_factory=list)
-    # What the overlay's own rows and the base's rows it hides count towards the index's statistics.
+    # What the overlay's own rows count towards the index's statistics (what the base's rows it
+    # hides count is read when statistics are asked: base_snapshot.py's hidden_counts).
     counts: Counts = field(default_factory=Counts)
-    hidden: Counts = field(default_factory=Counts)
 
     def hides(self) -> Hidden:
         """The base's edges this overlay hides (base_snapshot.py)."""
@@ -253,7 +241,6 @@ def read_overlay(
                 files_with_errors=sum(record.has_errors for record in files),
                 folded_definitions=len(folded),
             ),
-            hidden=base.counts(shadowed_file_ids, tuple(shadowed_nodes), replaced_refs),
         )
 
 
@@ -414,51 +401,6 @@ class _BaseRows:
         ):
             change[int(dst_id)] -= USAGE_EDGE_WEIGHTS[str(kind)] * float(confidence)
         return dict(change)
-
-    def counts(
-        self, file_ids: Sequence[int], node_ids: Sequence[int], replaced_refs: Iterable[int]
-    ) -> Counts:
-        """What these files and those references (resolved again) count in the base's statistics."""
-        files, nodes, refs = list(file_ids), list(node_ids), sorted(replaced_refs)
-
-        def count(query: str, *parameters: Any) -> int:
-            return int(self._rows(query, *parameters)[0][0])
-
-        return Counts(
-            edges=count(
-                "SELECT count(*) FROM smartctx.edges WHERE commit_id = %s"
-                " AND (ref_id = ANY(%s) OR src_id = ANY(%s) OR dst_id = ANY(%s))",
-                refs,
-                nodes,
-                nodes,
-            ),
-            references=count(
-                "SELECT count(*) FROM smartctx.refs WHERE commit_id = %s AND file_id = ANY(%s)", files
-            ),
-            unresolved_references=count(
-                "SELECT count(*) FROM smartctx.refs r WHERE r.commit_id = %s"
-                " AND (r.file_id = ANY(%s) OR r.ref_id = ANY(%s)) AND NOT EXISTS"
-                " (SELECT 1 FROM smartctx.edges e WHERE e.commit_id = r.commit_id AND e.ref_id = r.ref_id)",
-                files,
-                refs,
-            ),
-            files_by_language={
-                str(language): int(number)
-                for language, number in self._rows(
-                    "SELECT language, count(*) FROM smartctx.files WHERE commit_id = %s AND file_id = ANY(%s)"
-                    " GROUP BY language",
-                    files,
-                )
-            },
-            files_with_errors=count(
-                "SELECT count(*) FROM smartctx.files"
-                " WHERE commit_id = %s AND file_id = ANY(%s) AND has_errors",
-                files,
-            ),
-            folded_definitions=count(
-                "SELECT count(*) FROM smartctx.folded WHERE commit_id = %s AND file_id = ANY(%s)", files
-            ),
-        )
 
     def words_of(self, node_ids: Sequence[int], file_ids: Sequence[int]) -> tuple[int, int]:
         """The words of these definitions' documents and of these files' documents."""

@@ -564,7 +564,7 @@ def _write_rows(
 
 
 # Postings go one row each into a table of the session's own, from which PostgreSQL packs each term's
-# list (schema_pg_v3.sql): no process holds a commit's postings in memory. The lists' three arrays
+# list (schema_pg_v4.sql): no process holds a commit's postings in memory. The lists' three arrays
 # are aggregated from the same rows in the same order, so their positions match; the rows come
 # sorted by id, so a list's bytes are the same however the postings were copied.
 _STAGE_POSTINGS = (

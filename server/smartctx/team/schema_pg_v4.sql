@@ -1,4 +1,4 @@
--- smartctx's published indexes in PostgreSQL, schema version 3 (the version is in the file name, and
+-- smartctx's published indexes in PostgreSQL, schema version 4 (the version is in the file name, and
 -- in smartctx.schema_version with a digest of this text, so a smartctx never writes a schema it does
 -- not know). Everything lives in the schema "smartctx".
 --
@@ -98,6 +98,8 @@ CREATE TABLE smartctx.edges (
 );
 CREATE INDEX edges_src ON smartctx.edges (commit_id, src_id);
 CREATE INDEX edges_dst ON smartctx.edges (commit_id, dst_id);
+-- An editor's overlay asks which edges came from the references it resolves again (team/overlay.py).
+CREATE INDEX edges_ref ON smartctx.edges (commit_id, ref_id);
 
 -- Every reference as parsed, resolved or not: an editor's overlay resolves its own references against
 -- the base, and the base's references into a file it overlays again.
@@ -113,6 +115,8 @@ CREATE TABLE smartctx.refs (
     PRIMARY KEY (commit_id, ref_id)
 );
 CREATE INDEX refs_key ON smartctx.refs (commit_id, key);
+-- An overlay reads the references of the files whose imports it points elsewhere.
+CREATE INDEX refs_file ON smartctx.refs (commit_id, file_id);
 
 CREATE TABLE smartctx.folded (
     commit_id bigint NOT NULL,
