@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 
 from index_dump import assert_same_index, dump, fresh_dump
+from smartctx.indexing import indexer as indexer_module
 from smartctx.indexing.indexer import IndexConfig, Indexer
 from smartctx.store import lexical
 from smartctx.store.database import SEARCH_GENERATION_KEY
@@ -145,6 +146,30 @@ def test_updates_in_place_find_what_a_fresh_index_finds_and_compaction_makes_it_
         assert lexical.open_or_create(store.path).state().deleted_rows == 0
         with store.snapshot() as snapshot:
             assert_same_index(dump(snapshot, with_search=True), fresh)
+    finally:
+        store.close()
+
+
+def test_a_first_index_of_many_chunks_scores_as_one_built_in_one_commit(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Each chunk of a first index commits and deletes the last generation marker; tantivy, merging
+    those segments, would count their words from its length buckets and score apart from a build
+    in one commit (and from a published base). A first index of that many chunks is built again."""
+    monkeypatch.setattr(lexical, "REBUILD_BELOW_ROWS", 0)
+    monkeypatch.setattr(indexer_module, "FILES_PER_INITIAL_COMMIT", 3)
+    root, index_dir = tmp_path / "ws", tmp_path / "idx"
+    workspace(root, 3 * (indexer_module.LEXICAL_MERGE_COMMITS + 4))
+    store = IndexStore(root, index_dir)
+    try:
+        report = Indexer(root, store, IndexConfig(workers=0)).reconcile()
+        assert generations(store.path)[0] >= indexer_module.LEXICAL_MERGE_COMMITS
+        assert "lexical" in report.stage_seconds
+        with store.snapshot() as snapshot:
+            first = dump(snapshot, with_search=True)
+        store.writer.rebuild_lexical()
+        with store.snapshot() as snapshot:
+            assert_same_index(first, dump(snapshot, with_search=True))
     finally:
         store.close()
 
