@@ -118,6 +118,10 @@ def _register(index: tantivy.Index) -> tantivy.Index:
         .filter(tantivy.Filter.ascii_fold())
         .build(),
     )
+    # Every searcher is taken after an explicit reload(). Tantivy's own reload on commit watches
+    # meta.json from a thread of its own and takes a lock file in the folder whenever it sees a
+    # change, even while a finished overlay's folder is being removed (which then fails).
+    index.config_reader(reload_policy="Manual")
     return index
 
 
