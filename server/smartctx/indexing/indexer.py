@@ -33,7 +33,6 @@ from smartctx.indexing.scanner import (
 )
 from smartctx.parsing.extract import SourceParser
 from smartctx.parsing.languages import is_source, language_for_path
-from smartctx.store.database import SEARCH_GENERATION_KEY
 from smartctx.store.index_store import IndexStore
 from smartctx.store.rows import FileRows
 
@@ -373,7 +372,7 @@ class Indexer:
         changed = int(writer.meta(CHANGED_SINCE_COMPACTION_KEY) or 0)
         if not initial:
             changed += report.files_parsed + report.files_deleted
-        if initial and int(writer.meta(SEARCH_GENERATION_KEY) or 0) >= LEXICAL_MERGE_COMMITS:
+        if initial and writer.search_generation() >= LEXICAL_MERGE_COMMITS:
             rebuild_started = time.perf_counter()
             writer.rebuild_lexical()
             report.stage_seconds["lexical"] = time.perf_counter() - rebuild_started

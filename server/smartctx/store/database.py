@@ -31,6 +31,8 @@ SEARCH_GENERATION_KEY = "search_generation"
 # What made the search words (store/rows.py): an index of other words, from an earlier smartctx,
 # is built again, since a file keeps its words until it changes.
 SEARCH_WORDS_KEY = "search_words"
+# The index file and SQLite's files beside it, which go (or are moved aside) with it.
+_FILE_SUFFIXES = ("", "-wal", "-shm")
 
 
 class IndexUnavailableError(Exception):
@@ -126,13 +128,13 @@ def _problem_with(path: Path, root_text: str, *, read_only: bool = False) -> _Pr
 
 
 def _remove(path: Path) -> None:
-    for suffix in ("", "-wal", "-shm"):
+    for suffix in _FILE_SUFFIXES:
         path.with_name(path.name + suffix).unlink(missing_ok=True)
 
 
 def _move_aside(path: Path) -> None:
     stamp = time.strftime("%Y%m%d-%H%M%S")
-    for suffix in ("", "-wal", "-shm"):
+    for suffix in _FILE_SUFFIXES:
         candidate = path.with_name(path.name + suffix)
         if candidate.exists():
             candidate.replace(candidate.with_name(f"{candidate.name}.broken-{stamp}"))

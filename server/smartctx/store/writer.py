@@ -72,13 +72,14 @@ class IndexWriter:
         if batch.lexical:
             self._update_lexical(batch.lexical)
 
-    def _search_generation(self) -> int:
+    def search_generation(self) -> int:
+        """How many batches have changed the search rows (the lexical index's commits)."""
         return int(self.meta(SEARCH_GENERATION_KEY) or 0)
 
     def _update_lexical(self, changes: lexical.LexicalChanges) -> None:
         """Bring the lexical index to the generation just committed: in place when it holds the one
         before and the change is worth applying in place, else built again from search_words."""
-        generation = self._search_generation()
+        generation = self.search_generation()
         index = lexical.open_or_create(self._index_path)
         state = index.state()
         if state.generation == generation - 1 and not state.needs_rebuild(changes):
@@ -94,7 +95,7 @@ class IndexWriter:
         """Build the lexical index again if it does not hold SQLite's generation (a process killed
         between the two commits, a missing or unreadable folder); whether it had to."""
         state = lexical.open_or_create(self._index_path).state()
-        if state.generation == self._search_generation():
+        if state.generation == self.search_generation():
             return False
         self.rebuild_lexical()
         return True
