@@ -24,7 +24,7 @@ from typing import Any
 
 from bench.datasets import SWE_LITE
 from bench.quality.swebench import DEFAULT_LANGUAGE, _scoring_name, gold_spans
-from bench.quality.swebench_replay import GitCommitSources, kept_instances
+from bench.quality.swebench_replay import GitCommitSources, kept_instances, with_past_commits
 from bench.quality.swebench_repos import short_name
 from bench.quality.swebench_scoring import Gold
 from smartctx.core.context import ContextOptions, Focus
@@ -86,7 +86,11 @@ def dump(args: argparse.Namespace) -> int:
         for instance in instances:
             sources = GitCommitSources(args.repos_dir / short_name(instance["repo"]), instance["base_commit"])
             gold = Gold.from_instance(instance)
-            with IndexSnapshot(args.indexes / f"{instance['instance_id']}.sqlite") as snapshot:
+            index_path = args.indexes / f"{instance['instance_id']}.sqlite"
+            with_past_commits(
+                index_path, args.repos_dir / short_name(instance["repo"]), instance["base_commit"]
+            )
+            with IndexSnapshot(index_path) as snapshot:
                 gold = replace(gold, spans=gold_spans(snapshot, gold))
                 features = task_features(str(instance["problem_statement"]), snapshot, sources, gold)
             sources.close()

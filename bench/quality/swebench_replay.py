@@ -42,7 +42,10 @@ from bench.quality.swebench import (
 from bench.quality.swebench_repos import short_name
 from bench.quality.swebench_scoring import Gold, GoldRanks
 from smartctx.core.tokens import TokenCounter
+from smartctx.indexing.past_commits import read_past_commits, window_stamp
 from smartctx.retrieval.rank_model import RankModel
+from smartctx.store.database import connect, upgrade_schema
+from smartctx.store.past_commits import PAST_COMMITS_KEY, write_window
 from smartctx.store.snapshot import IndexSnapshot
 
 HITS = ("file_hit", "function_hit", "body_hit")
@@ -105,6 +108,28 @@ def kept_instances(data: Path, indexes: Path, repos: Sequence[str]) -> list[dict
     ]
 
 
+def with_past_commits(index_path: Path, tree: Path, revision: str) -> None:
+    """Give a kept index the window of past commits ending at its task's base commit, as the indexer
+    gives a live index at that commit (an index kept before the window existed has none); once, as
+    the index records the commit its window ends at."""
+    connection = connect(index_path, read_only=False)
+    try:
+        upgrade_schema(connection)
+        stamp = window_stamp(revision)
+        found = connection.execute("SELECT value FROM meta WHERE key = ?", (PAST_COMMITS_KEY,)).fetchone()
+        if found is not None and found[0] == stamp:
+            return
+        commits = read_past_commits(tree, revision)
+        if commits is None:
+            print(f"{index_path.name}: git could not list the commits before {revision}", file=sys.stderr)
+            return
+        connection.execute("BEGIN IMMEDIATE")
+        write_window(connection, stamp, commits)
+        connection.execute("COMMIT")
+    finally:
+        connection.close()
+
+
 def replay(args: argparse.Namespace) -> list[dict[str, Any]]:
     instances = kept_instances(args.data, args.indexes, args.repo)
     counter = TokenCounter("o200k_base")
@@ -116,7 +141,9 @@ def replay(args: argparse.Namespace) -> list[dict[str, Any]]:
         gold = Gold.from_instance(instance)
         task = str(instance["problem_statement"])
         results = {}
-        with IndexSnapshot(args.indexes / f"{instance['instance_id']}.sqlite") as snapshot:
+        index_path = args.indexes / f"{instance['instance_id']}.sqlite"
+        with_past_commits(index_path, tree, instance["base_commit"])
+        with IndexSnapshot(index_path) as snapshot:
             gold = replace(gold, spans=gold_spans(snapshot, gold))
             for budget in args.budgets:
                 result = run_smartctx_or_miss(task, snapshot, sources, budget, counter, gold, model=model)

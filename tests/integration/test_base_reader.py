@@ -27,7 +27,9 @@ if not os.environ.get(REQUIRE_VARIABLE):
     pytest.importorskip("psycopg", reason="the psycopg driver is not installed: pip install -e '.[dev]'")
 
 from gitrepos import Repo
+from smartctx.indexing.past_commits import read_past_commits
 from smartctx.store.database import INDEX_FILE_NAME
+from smartctx.store.past_commits import PastCommitWindow
 from smartctx.store.reader import IndexReader
 from smartctx.store.snapshot import IndexSnapshot
 from smartctx.team.base import published_commits
@@ -64,6 +66,8 @@ COMPARED = {
     "paths_ending_with",
     "top_definitions",
     "folded_named",
+    "past_commit_postings",
+    "past_commit_paths",
 }
 
 
@@ -99,7 +103,9 @@ def stores(index_path: Path, postgres_url_module: str) -> Iterator[tuple[IndexSn
     connection = connect(parse_url(postgres_url_module, READ_APPLICATION))
     (commit,) = published_commits(connection, REPOSITORY)
     local = IndexSnapshot(index_path)
-    base = BaseSnapshot(connection, commit)
+    # As an editor's base has it (team/base.py): the clone's own window, read from git.
+    window = PastCommitWindow.of(read_past_commits(index_path.parent.parent / "repo") or ())
+    base = BaseSnapshot(connection, commit, past_commits=window)
     yield local, base
     local.close()
     base.close()
@@ -150,6 +156,15 @@ def test_the_counts_and_the_index_meta_are_the_local_index_s(
     assert base.row_count() == local.row_count()
     assert base.common_cutoff() == local.common_cutoff()
     assert base.meta("git_head") == local.meta("git_head") is not None
+
+
+def test_past_commits_of_the_clone(stores: tuple[IndexSnapshot, BaseSnapshot]) -> None:
+    local, base = stores
+    words = ["retrieval", "deep", "file", "absent"]
+    found = base.past_commit_postings(words)
+    assert asdict(found) == asdict(local.past_commit_postings(words))
+    assert set(found.postings) == {"retrieval", "deep", "file"}
+    assert base.past_commit_paths([0, 1]) == local.past_commit_paths([0, 1]) != {}
 
 
 def test_definitions_by_id_name_place_and_file(

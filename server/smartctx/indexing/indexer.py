@@ -20,6 +20,7 @@ from pathlib import Path
 from smartctx.core.files import FileState, content_hash
 from smartctx.indexing.git import git_head
 from smartctx.indexing.parser_pool import ParseResults, parse_content, parse_files, worker_count
+from smartctx.indexing.past_commits import read_past_commits, window_stamp
 from smartctx.indexing.scanner import (
     IgnoreRules,
     ScanConfig,
@@ -34,6 +35,7 @@ from smartctx.indexing.scanner import (
 from smartctx.parsing.extract import SourceParser
 from smartctx.parsing.languages import is_source, language_for_path
 from smartctx.store.index_store import IndexStore
+from smartctx.store.past_commits import PAST_COMMITS_KEY
 from smartctx.store.rows import FileRows
 
 # A first index commits every this many files, so it can be read (and survives a crash) part way.
@@ -210,11 +212,13 @@ class Indexer:
                 )
         report.stage_seconds["parse+write"] = time.perf_counter() - parse_started
         self.finish_pending(report, initial=initial)
+        head = git_head(self.root)
+        self.refresh_past_commits(head, report)
         writer.set_meta(
             [
                 ("scan_started_ns", str(scan_started_ns)),
                 ("last_indexed", time.strftime("%Y-%m-%dT%H:%M:%S%z")),
-                ("git_head", git_head(self.root) or ""),
+                ("git_head", head or ""),
                 (UNDECODABLE_NAMES_KEY, json.dumps(scanned.undecodable)),
             ]
         )
@@ -225,6 +229,17 @@ class Indexer:
         report.files_total = len(writer.known_files())
         report.seconds = time.perf_counter() - started
         return report
+
+    def refresh_past_commits(self, head: str | None, report: IndexReport) -> None:
+        """Read the window of past commits again if the checked-out commit is not the one it ends at
+        (outside git, or when git fails, the window stays as it is)."""
+        if head is None or self.store.writer.meta(PAST_COMMITS_KEY) == window_stamp(head):
+            return
+        started = time.perf_counter()
+        commits = read_past_commits(self.root, head)
+        if commits is not None:
+            self.store.writer.replace_past_commits(window_stamp(head), commits)
+        report.stage_seconds["past commits"] = time.perf_counter() - started
 
     def update_paths(
         self,

@@ -118,6 +118,7 @@ DEFINITION_SIGNALS = (
     "constant",
     "lines",
     "reached",
+    "similarCommits",
 )
 # Definitions this long or longer get the whole ``lines`` signal (its log scale's top).
 LINES_SCALE = 1000
@@ -244,12 +245,20 @@ def _lines(node: NodeRow) -> float:
 
 
 # The signals every definition of a file shares, in the order of ``_file_signals``.
-_FILE_SIGNALS = (FILE_PART, "filePlace", "mentionedFile", "moduleNamed", "fileName", "folderName")
+_FILE_SIGNALS = (
+    FILE_PART,
+    "filePlace",
+    "mentionedFile",
+    "moduleNamed",
+    "fileName",
+    "folderName",
+    "similarCommits",
+)
 
 
 def _file_signals(
     path: str, search: SearchResult, top_file: float, names: TaskNames
-) -> tuple[float, float, float, float, float, float]:
+) -> tuple[float, float, float, float, float, float, float]:
     file_named, folder_named = names.path(path)
     place = search.file_places.get(path)
     return (
@@ -259,6 +268,7 @@ def _file_signals(
         float(path in search.named_modules),
         file_named,
         folder_named,
+        search.similar_commits.get(path, 0.0),
     )
 
 

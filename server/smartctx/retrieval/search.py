@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from smartctx.core.model import SymbolKind
 from smartctx.retrieval.file_kinds import is_test_path
 from smartctx.retrieval.query import ParsedTask
+from smartctx.retrieval.similar_commits import similar_commit_files
 from smartctx.retrieval.terms import query_terms
 from smartctx.store.reader import IndexReader
 from smartctx.store.snapshot import NodeRow
@@ -58,6 +59,9 @@ class SearchResult:
     # Each file's place (1 = best) in the whole-file search: the scores of the first few files are
     # often close, and their order still says which matched best.
     file_places: dict[str, int] = field(default_factory=dict)
+    # The files past commits whose messages resemble the task changed (similar_commits.py), each with
+    # its signal in (0, 1].
+    similar_commits: dict[str, float] = field(default_factory=dict)
 
 
 def search(snapshot: IndexReader, task: ParsedTask, candidate_limit: int) -> SearchResult:
@@ -145,6 +149,7 @@ def search(snapshot: IndexReader, task: ParsedTask, candidate_limit: int) -> Sea
         folded,
         frozenset(modules),
         places,
+        similar_commit_files(snapshot, task.words),
     )
 
 

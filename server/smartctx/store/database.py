@@ -33,6 +33,9 @@ SEARCH_GENERATION_KEY = "search_generation"
 SEARCH_WORDS_KEY = "search_words"
 # The index file and SQLite's files beside it, which go (or are moved aside) with it.
 _FILE_SUFFIXES = ("", "-wal", "-shm")
+# Earlier schemas of this version that one script brings to the current one in place, by the
+# digest they were made with: the tables added since, which an index can do without until then.
+_UPGRADES = {"44fdaf14488d5b6a": "schema_v1_past_commits.sql"}
 
 
 class IndexUnavailableError(Exception):
@@ -75,7 +78,13 @@ def open_index(index_dir: Path, workspace_root: Path) -> OpenedIndex:
     if path.exists():
         problem = _problem_with(path, root_text)
         if problem is None:
-            return OpenedIndex(connect(path, read_only=False), path, None)
+            connection = connect(path, read_only=False)
+            try:
+                upgrade_schema(connection)
+            except sqlite3.Error as error:
+                connection.close()
+                raise IndexUnavailableError(f"cannot upgrade index {path}: {error}") from error
+            return OpenedIndex(connection, path, None)
         reason = problem.reason
         if problem.outdated:
             # Nothing in it is damaged or worth a look later.
@@ -118,13 +127,25 @@ def _problem_with(path: Path, root_text: str, *, read_only: bool = False) -> _Pr
         return _Problem(f"{path} is not a readable smartctx index ({error})")
     if rows.get("format") != FORMAT_TAG or rows.get("schema_version") != str(SCHEMA_VERSION):
         return _Problem(f"{path} is not a smartctx v{SCHEMA_VERSION} index")
-    if rows.get("schema_digest") != _schema_digest():
+    if rows.get("schema_digest") not in (_schema_digest(), *_UPGRADES):
         return _Problem(f"{path} was built by a development build with another schema")
     if rows.get("workspace_root") != root_text:
         return _Problem(f"{path} indexes {rows.get('workspace_root')}, not {root_text}")
     if rows.get(SEARCH_WORDS_KEY) != search_words_stamp():
         return _Problem(f"{path} holds search words made by another smartctx version", outdated=True)
     return None
+
+
+def upgrade_schema(connection: sqlite3.Connection) -> None:
+    """Bring an index of an earlier schema of this version to the current one, in one transaction
+    (a reader in another process sees the tables and the new digest together)."""
+    (digest,) = connection.execute("SELECT value FROM meta WHERE key = 'schema_digest'").fetchone()
+    script = _UPGRADES.get(digest)
+    if script is None:
+        return
+    text = resources.files("smartctx.store").joinpath(script).read_text("utf-8")
+    stamp = f"UPDATE meta SET value = '{_schema_digest()}' WHERE key = 'schema_digest';"
+    connection.executescript(f"BEGIN IMMEDIATE;\n{text}\n{stamp}\nCOMMIT;")
 
 
 def _remove(path: Path) -> None:

@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Protocol
 
+from smartctx.store.past_commits import CommitPostings
 from smartctx.store.snapshot import EdgeRow, IndexStats, Neighbour, NodeRow, SearchHit, Uses
 
 
@@ -71,3 +72,7 @@ class IndexReader(Protocol):
     def top_definitions(self, paths: Iterable[str], per_file: int) -> dict[str, list[NodeRow]]: ...
 
     def folded_named(self, names: Iterable[str]) -> list[tuple[str, int, NodeRow]]: ...
+
+    def past_commit_postings(self, words: Iterable[str]) -> CommitPostings: ...
+
+    def past_commit_paths(self, commit_ids: Iterable[int]) -> dict[int, tuple[str, ...]]: ...

@@ -104,3 +104,19 @@ CREATE TABLE search_words (
     node_ids BLOB NOT NULL,
     words BLOB NOT NULL
 ) STRICT;
+
+-- The window of past commits (store/past_commits.py): the last commits of the checked-out branch,
+-- newest first (id 0), each with its message's word count and the files it changed, one a line; and
+-- each message's words with their counts. Written whole when the checked-out commit changes; the meta
+-- value past_commits names the commit it ends at.
+CREATE TABLE past_commits (
+    id INTEGER PRIMARY KEY,
+    word_count INTEGER NOT NULL,
+    paths TEXT NOT NULL
+) STRICT;
+CREATE TABLE past_commit_words (
+    word TEXT NOT NULL,
+    commit_id INTEGER NOT NULL,
+    count INTEGER NOT NULL,
+    PRIMARY KEY (word, commit_id)
+) STRICT, WITHOUT ROWID;

@@ -19,8 +19,10 @@ from types import TracebackType
 from typing import Any, NamedTuple, cast
 
 from smartctx.core.model import USE_EDGE_KINDS, SymbolKind
+from smartctx.store import past_commits
 from smartctx.store.database import SEARCH_GENERATION_KEY, connect
 from smartctx.store.lexical import LexicalIndex, LexicalReader
+from smartctx.store.past_commits import CommitPostings
 
 _SEARCH_TERM = re.compile(r"[a-z0-9]+")
 # A term in more than this share of rows is too common to rank with (0.5 to 2 % measured:
@@ -383,6 +385,12 @@ class IndexSnapshot:
     def meta(self, key: str) -> str | None:
         row = self._db.execute("SELECT value FROM meta WHERE key = ?", (key,)).fetchone()
         return None if row is None else str(row[0])
+
+    def past_commit_postings(self, words: Iterable[str]) -> CommitPostings:
+        return past_commits.read_postings(self._db, words)
+
+    def past_commit_paths(self, commit_ids: Iterable[int]) -> dict[int, tuple[str, ...]]:
+        return past_commits.read_paths(self._db, commit_ids)
 
     def stats(self) -> IndexStats:
         db = self._db

@@ -18,6 +18,7 @@ from smartctx.core.files import FileState
 from smartctx.store import lexical, upkeep
 from smartctx.store.batch import Batch
 from smartctx.store.database import SEARCH_GENERATION_KEY
+from smartctx.store.past_commits import PastCommit, write_window
 from smartctx.store.resolution_pass import ResolutionPass, ResolutionReport
 
 
@@ -127,6 +128,16 @@ class IndexWriter:
     def meta(self, key: str) -> str | None:
         row = self._db.execute("SELECT value FROM meta WHERE key = ?", (key,)).fetchone()
         return None if row is None else str(row[0])
+
+    def replace_past_commits(self, stamp: str, commits: Sequence[PastCommit]) -> None:
+        """Replace the window of past commits in one transaction, recording ``stamp``."""
+        self._db.execute("BEGIN IMMEDIATE")
+        try:
+            write_window(self._db, stamp, commits)
+        except BaseException:
+            self._db.execute("ROLLBACK")
+            raise
+        self._db.execute("COMMIT")
 
     def set_meta(self, values: Sequence[tuple[str, str]]) -> None:
         self._db.executemany("INSERT OR REPLACE INTO meta(key, value) VALUES (?, ?)", values)

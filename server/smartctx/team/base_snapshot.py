@@ -21,6 +21,7 @@ from psycopg import IsolationLevel
 from psycopg.rows import TupleRow
 
 from smartctx.core.model import USE_EDGE_KINDS
+from smartctx.store.past_commits import CommitPostings, PastCommitWindow
 from smartctx.store.snapshot import (
     EdgeRow,
     IndexStats,
@@ -118,10 +119,13 @@ class BaseSnapshot:
         commit: PublishedCommit,
         facts: CommitFacts | None = None,
         hidden: Hidden | None = None,
+        past_commits: PastCommitWindow | None = None,
     ) -> None:
         """``facts`` are the commit's, shared with its other snapshots; a new set when not given.
-        With ``hidden``, no query of edges, references or uses reads the edges it hides."""
+        With ``hidden``, no query of edges, references or uses reads the edges it hides.
+        ``past_commits`` is the window of the work tree's own history (the base publishes none)."""
         self._db = connection
+        self._past_commits = past_commits or PastCommitWindow(())
         self._hidden = hidden
         if hidden is not None:
             # A prepared statement's generic plan takes an array parameter as unknown and tests it
@@ -623,6 +627,12 @@ class BaseSnapshot:
         }
         loaded = {node.id: node for node in self.nodes(node_id for ids in chosen.values() for node_id in ids)}
         return {path: [loaded[node_id] for node_id in ids] for path, ids in chosen.items() if ids}
+
+    def past_commit_postings(self, words: Iterable[str]) -> CommitPostings:
+        return self._past_commits.postings(words)
+
+    def past_commit_paths(self, commit_ids: Iterable[int]) -> dict[int, tuple[str, ...]]:
+        return self._past_commits.paths(commit_ids)
 
     def folded_named(self, names: Iterable[str]) -> list[tuple[str, int, NodeRow]]:
         wanted = sorted(set(names))

@@ -29,6 +29,7 @@ from typing import Generic, TypeVar
 import numpy as np
 
 from smartctx.core.model import USE_EDGE_KINDS, RefKind, SymbolKind
+from smartctx.store.past_commits import CommitPostings
 from smartctx.store.snapshot import (
     EdgeRow,
     IndexStats,
@@ -256,6 +257,12 @@ class MergedReader:
             if ranked:
                 found[path] = ranked
         return dict(sorted(found.items()))
+
+    def past_commit_postings(self, words: Iterable[str]) -> CommitPostings:
+        return self._base.past_commit_postings(words)
+
+    def past_commit_paths(self, commit_ids: Iterable[int]) -> dict[int, tuple[str, ...]]:
+        return self._base.past_commit_paths(commit_ids)
 
     def folded_named(self, names: Iterable[str]) -> list[tuple[str, int, NodeRow]]:
         wanted = set(names)

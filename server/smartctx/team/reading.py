@@ -100,9 +100,12 @@ def read_base(
     if overlay is None:
         if choice.local_files:
             raise ValueError(f"{choice.stamp()}: the local files need an overlay")
-        return BaseSnapshot(connection, choice.commit, facts)
+        return BaseSnapshot(connection, choice.commit, facts, past_commits=choice.past_commits)
     return MergedReader(
-        BaseSnapshot(connection, choice.commit, facts, hidden=overlay.overlay.hides()), overlay
+        BaseSnapshot(
+            connection, choice.commit, facts, hidden=overlay.overlay.hides(), past_commits=choice.past_commits
+        ),
+        overlay,
     )
 
 
