@@ -32,7 +32,9 @@ if not os.environ.get(REQUIRE_VARIABLE):
 from gitrepos import Repo
 from smartctx.core.model import RefKind
 from smartctx.indexing.indexer import Indexer
+from smartctx.indexing.past_commits import read_past_commits
 from smartctx.store.index_store import IndexStore
+from smartctx.store.past_commits import PastCommitWindow
 from smartctx.store.reader import IndexReader
 from smartctx.store.resolution import reference_key
 from smartctx.store.snapshot import EdgeRow, IndexSnapshot, NodeRow, SearchHit
@@ -133,7 +135,12 @@ def readers(
         partial.path,
         [CHANGED, ADDED, ADDED_NEXT_TO_MAIN[0], DELETED, DELETED_HELPERS],
     )
-    merged = MergedReader(BaseSnapshot(connection, commit, hidden=overlay.hides()), PreparedOverlay(overlay))
+    # The clone's own window of past commits, as choose_base reads it beside git's walks.
+    window = PastCommitWindow.of(read_past_commits(root) or ())
+    merged = MergedReader(
+        BaseSnapshot(connection, commit, hidden=overlay.hides(), past_commits=window),
+        PreparedOverlay(overlay),
+    )
     local = whole.snapshot()
     yield local, merged, overlay
     local.close()
@@ -193,6 +200,15 @@ def test_every_query_of_the_protocol_is_compared() -> None:
     source = Path(__file__).read_text()
     queries = {name for name in vars(IndexReader) if not name.startswith("_")}
     assert {query for query in queries if f".{query}(" not in source} == set()
+
+
+def test_past_commits_are_the_clone_s(readers: tuple[IndexSnapshot, MergedReader, Overlay]) -> None:
+    local, merged, _ = readers
+    words = ["retrieval", "app", "absent"]
+    found = merged.past_commit_postings(words)
+    assert asdict(found) == asdict(local.past_commit_postings(words))
+    assert found.postings != {}
+    assert merged.past_commit_paths([0]) == local.past_commit_paths([0]) != {}
 
 
 def test_the_overlay_is_the_branch_s_three_files(
