@@ -27,6 +27,7 @@ if not os.environ.get(REQUIRE_VARIABLE):
     pytest.importorskip("psycopg", reason="the psycopg driver is not installed: pip install -e '.[dev]'")
 
 from gitrepos import Repo
+from index_dump import commit_postings
 from smartctx.indexing.past_commits import read_past_commits
 from smartctx.store.database import INDEX_FILE_NAME
 from smartctx.store.past_commits import PastCommitWindow
@@ -104,7 +105,7 @@ def stores(index_path: Path, postgres_url_module: str) -> Iterator[tuple[IndexSn
     (commit,) = published_commits(connection, REPOSITORY)
     local = IndexSnapshot(index_path)
     # As an editor's base has it (team/base.py): the clone's own window, read from git.
-    window = PastCommitWindow.of(read_past_commits(index_path.parent.parent / "repo") or ())
+    window = PastCommitWindow(read_past_commits(index_path.parent.parent / "repo") or [])
     base = BaseSnapshot(connection, commit, past_commits=window)
     yield local, base
     local.close()
@@ -162,7 +163,7 @@ def test_past_commits_of_the_clone(stores: tuple[IndexSnapshot, BaseSnapshot]) -
     local, base = stores
     words = ["retrieval", "deep", "file", "absent"]
     found = base.past_commit_postings(words)
-    assert asdict(found) == asdict(local.past_commit_postings(words))
+    assert commit_postings(found) == commit_postings(local.past_commit_postings(words))
     assert set(found.postings) == {"retrieval", "deep", "file"}
     assert base.past_commit_paths([0, 1]) == local.past_commit_paths([0, 1]) != {}
 

@@ -30,6 +30,7 @@ if not os.environ.get(REQUIRE_VARIABLE):
     pytest.importorskip("psycopg", reason="the psycopg driver is not installed: pip install -e '.[dev]'")
 
 from gitrepos import Repo
+from index_dump import commit_postings
 from smartctx.core.model import RefKind
 from smartctx.indexing.indexer import Indexer
 from smartctx.indexing.past_commits import read_past_commits
@@ -136,7 +137,7 @@ def readers(
         [CHANGED, ADDED, ADDED_NEXT_TO_MAIN[0], DELETED, DELETED_HELPERS],
     )
     # The clone's own window of past commits, as choose_base reads it beside git's walks.
-    window = PastCommitWindow.of(read_past_commits(root) or ())
+    window = PastCommitWindow(read_past_commits(root) or [])
     merged = MergedReader(
         BaseSnapshot(connection, commit, hidden=overlay.hides(), past_commits=window),
         PreparedOverlay(overlay),
@@ -206,7 +207,7 @@ def test_past_commits_are_the_clone_s(readers: tuple[IndexSnapshot, MergedReader
     local, merged, _ = readers
     words = ["retrieval", "app", "absent"]
     found = merged.past_commit_postings(words)
-    assert asdict(found) == asdict(local.past_commit_postings(words))
+    assert commit_postings(found) == commit_postings(local.past_commit_postings(words))
     assert found.postings != {}
     assert merged.past_commit_paths([0]) == local.past_commit_paths([0]) != {}
 

@@ -6,17 +6,18 @@ import sqlite3
 from pathlib import Path
 
 from tests.gitrepos import Repo
+from tests.index_dump import commit_postings
 
 from smartctx.core.context import ContextOptions, ContextRequest
 from smartctx.core.tokens import TokenCounter
 from smartctx.indexing.indexer import IndexConfig, Indexer
-from smartctx.indexing.past_commits import MAX_COMMIT_PATHS, window_stamp
+from smartctx.indexing.past_commits import MAX_COMMIT_PATHS, read_past_commits, window_stamp
 from smartctx.indexing.sources import WorkspaceSources
 from smartctx.retrieval.pipeline import build_context
 from smartctx.retrieval.similar_commits import similar_commit_files
 from smartctx.store.database import INDEX_FILE_NAME
 from smartctx.store.index_store import IndexStore
-from smartctx.store.past_commits import PAST_COMMITS_KEY, read_postings, read_window
+from smartctx.store.past_commits import PAST_COMMITS_KEY, PastCommitWindow
 
 # The same function in two places, so the task's words match both alike; only history tells them apart.
 TOTALS = "def total(amounts):\n    return round(sum(amounts), 2)\n"
@@ -43,9 +44,9 @@ def test_the_index_keeps_the_words_and_files_of_past_commits(tmp_path: Path) -> 
             lazily = snapshot.past_commit_postings(["lazily"])
             assert snapshot.meta(PAST_COMMITS_KEY) == window_stamp(repo.git("rev-parse", "HEAD"))
             # A commit of more files than a change to one place has is left out of the window.
-            assert [commit_id for commit_id, _ in lazily.postings["lazily"]] == [1]
+            assert lazily.postings["lazily"][0].tolist() == [1]
             assert snapshot.past_commit_paths([1]) == {1: ("src/config.py",)}
-            assert lazily.commits == 2
+            assert len(lazily.lengths) == 2
             # The key's words never reach the index; the message's other words do.
             found = snapshot.past_commit_postings(["akiaqwertyuiopasdfghj", "rotate", "deploy"])
             assert set(found.postings) == {"rotate", "deploy"}
@@ -82,19 +83,19 @@ def test_the_window_in_memory_answers_as_the_index_does(tmp_path: Path) -> None:
         repo.write("tests/test_parts.py", f"def test_part():\n    assert {number} >= 0\n")
         repo.commit(words.capitalize())
     store = indexed(repo.root, tmp_path / "index")
-    store.close()
-    connection = sqlite3.connect(tmp_path / "index" / INDEX_FILE_NAME)
+    window = PastCommitWindow(read_past_commits(repo.root) or [])
+    words = ["parse", "header", "twice", "nowhere"]
     try:
-        window = read_window(connection)
-        words = ["parse", "header", "twice", "nowhere"]
-        in_memory, in_index = window.postings(words), read_postings(connection, words)
-        assert {word: sorted(pairs) for word, pairs in in_memory.postings.items()} == {
-            word: sorted(pairs) for word, pairs in in_index.postings.items()
-        }
-        assert (in_memory.lengths, in_memory.commits) == (in_index.lengths, in_index.commits)
-        assert in_memory.average_length == in_index.average_length
+        with store.snapshot() as snapshot:
+            in_index = snapshot.past_commit_postings(words)
+            assert commit_postings(window.postings(words)) == commit_postings(in_index)
+            assert window.paths([0, 2]) == snapshot.past_commit_paths([0, 2])
     finally:
-        connection.close()
+        store.close()
+    assert commit_postings(in_index) == (
+        {"parse": ([1, 2], [1, 1]), "header": ([0, 2], [1, 1]), "twice": ([1], [1])},
+        [3, 4, 3],
+    )
 
 
 def test_similar_commits_share_their_score_among_their_files_and_leave_tests_out(tmp_path: Path) -> None:
@@ -128,7 +129,7 @@ def test_an_index_from_before_the_window_gains_it_in_place(tmp_path: Path) -> No
     # The schema before the window: its tables gone, its digest the one that version had.
     connection = sqlite3.connect(path)
     connection.executescript(
-        "DROP TABLE past_commit_words; DROP TABLE past_commits;"
+        "DROP TABLE past_commit_words; DROP TABLE past_commit_lengths; DROP TABLE past_commits;"
         f" DELETE FROM meta WHERE key = '{PAST_COMMITS_KEY}';"
         " UPDATE meta SET value = '44fdaf14488d5b6a' WHERE key = 'schema_digest';"
     )
@@ -142,9 +143,8 @@ def test_an_index_from_before_the_window_gains_it_in_place(tmp_path: Path) -> No
             assert snapshot.past_commit_postings(["module"]).postings == {}
         Indexer(repo.root, store, IndexConfig(workers=0)).reconcile()
         with store.snapshot() as snapshot:
-            assert snapshot.past_commit_paths(
-                [commit_id for commit_id, _ in snapshot.past_commit_postings(["module"]).postings["module"]]
-            ) == {0: ("app.py",)}
+            (commits, _) = snapshot.past_commit_postings(["module"]).postings["module"]
+            assert snapshot.past_commit_paths(commits.tolist()) == {0: ("app.py",)}
     finally:
         store.close()
     assert path.stat().st_ino == inode

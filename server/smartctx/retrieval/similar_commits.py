@@ -22,6 +22,8 @@ import math
 from collections import defaultdict
 from collections.abc import Mapping
 
+import numpy as np
+
 from smartctx.retrieval.file_kinds import is_test_path
 from smartctx.store.reader import IndexReader
 
@@ -40,18 +42,22 @@ def similar_commit_files(reader: IndexReader, words: Mapping[str, int]) -> dict[
     found = reader.past_commit_postings(words)
     if not found.postings:
         return {}
-    scores: defaultdict[int, float] = defaultdict(float)
-    for word, pairs in found.postings.items():
-        idf = math.log(1.0 + (found.commits - len(pairs) + 0.5) / (len(pairs) + 0.5))
-        for commit_id, count in pairs:
-            norm = K1 * (1.0 - B + B * found.lengths[commit_id] / found.average_length)
-            scores[commit_id] += words[word] * idf * count * (K1 + 1.0) / (count + norm)
+    lengths = found.lengths.astype(np.float64)
+    norm = K1 * (1.0 - B + B * lengths / lengths.mean())
+    scores = np.zeros(len(lengths))
+    for word, (ids, counts) in sorted(found.postings.items()):
+        idf = math.log(1.0 + (len(lengths) - len(ids) + 0.5) / (len(ids) + 0.5))
+        scores[ids] += words[word] * idf * counts * (K1 + 1.0) / (counts + norm[ids])
     # Ties go to the newer commit (the smaller id).
-    best = sorted(scores, key=lambda commit_id: (-scores[commit_id], commit_id))[:SIMILAR_COMMITS]
+    best = [
+        int(commit_id)
+        for commit_id in np.argsort(-scores, kind="stable")[:SIMILAR_COMMITS]
+        if scores[commit_id] > 0
+    ]
     files: defaultdict[str, float] = defaultdict(float)
-    for commit_id, paths in reader.past_commit_paths(best).items():
+    for commit_id, paths in sorted(reader.past_commit_paths(best).items()):
         code = [path for path in paths if not is_test_path(path)]
         for path in code:
-            files[path] += scores[commit_id] / len(code) ** SHARING_EXPONENT
+            files[path] += float(scores[commit_id]) / len(code) ** SHARING_EXPONENT
     top = max(files.values(), default=0.0)
     return {path: value / top for path, value in files.items()} if top else {}

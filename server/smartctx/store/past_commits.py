@@ -12,14 +12,22 @@ then answers with no commits, and the signal is 0.
 from __future__ import annotations
 
 import sqlite3
-from collections import Counter
+from collections import Counter, defaultdict
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
+
+import numpy as np
+import numpy.typing as npt
 
 # The meta key that says which commit the window ends at (and by which rules it was read); absent
 # while an index has no window.
 PAST_COMMITS_KEY = "past_commits"
 _PATH_SEPARATOR = "\n"
+# Commit ids and counts are stored as int32 arrays in native byte order, as the search words' ids.
+_INT = np.dtype(np.int32)
+
+IntArray = npt.NDArray[np.int32]
+_NONE: IntArray = np.zeros(0, dtype=_INT)
 
 
 @dataclass(frozen=True)
@@ -33,65 +41,76 @@ class PastCommit:
 
 @dataclass(frozen=True)
 class CommitPostings:
-    """What BM25 over the window needs for some words: each word's (commit, occurrences) pairs,
-    the word count of every commit in them, and the window's size and average message length."""
+    """What BM25 over the window needs for some words: each word's commits (ids, ascending) and its
+    count in each, and every commit's word count by id."""
 
-    postings: Mapping[str, Sequence[tuple[int, int]]] = field(default_factory=dict)
-    lengths: Mapping[int, int] = field(default_factory=dict)
-    commits: int = 0
-    average_length: float = 0.0
+    postings: Mapping[str, tuple[IntArray, IntArray]] = field(default_factory=dict)
+    lengths: IntArray = field(default_factory=lambda: _NONE)
 
 
 NO_COMMITS = CommitPostings()
 
 
 class PastCommitWindow:
-    """A window held in memory (the overlay on a team's base keeps its local index's window so):
-    the same answers as the index's tables."""
+    """A window held in memory (an editor on a team's base reads its clone's so): the same answers as
+    the index's tables."""
 
-    def __init__(self, rows: Iterable[tuple[int, str, tuple[str, ...]]]) -> None:
-        self._postings: dict[str, list[tuple[int, int]]] = {}
-        self._lengths: dict[int, int] = {}
-        self._paths: dict[int, tuple[str, ...]] = {}
-        for commit_id, words, paths in rows:
-            counts = Counter(words.split())
-            self._lengths[commit_id] = sum(counts.values())
-            self._paths[commit_id] = paths
-            for word, count in counts.items():
-                self._postings.setdefault(word, []).append((commit_id, count))
-
-    @classmethod
-    def of(cls, commits: Iterable[PastCommit]) -> PastCommitWindow:
-        """The window of these commits, newest first."""
-        return cls((commit_id, commit.words, commit.paths) for commit_id, commit in enumerate(commits))
+    def __init__(self, commits: Sequence[PastCommit]) -> None:
+        rows = _rows(commits)
+        self._lengths = rows.lengths
+        self._postings = rows.postings
+        self._paths = {commit_id: commit.paths for commit_id, commit in enumerate(commits)}
 
     def postings(self, words: Iterable[str]) -> CommitPostings:
-        if not self._lengths:
+        if not len(self._lengths):
             return NO_COMMITS
-        found = {word: self._postings[word] for word in words if word in self._postings}
-        lengths = {commit_id: self._lengths[commit_id] for pairs in found.values() for commit_id, _ in pairs}
-        average = sum(self._lengths.values()) / len(self._lengths)
-        return CommitPostings(found, lengths, len(self._lengths), average)
+        return CommitPostings(
+            {word: self._postings[word] for word in words if word in self._postings}, self._lengths
+        )
 
     def paths(self, commit_ids: Iterable[int]) -> dict[int, tuple[str, ...]]:
         return {commit_id: self._paths[commit_id] for commit_id in commit_ids if commit_id in self._paths}
 
 
+@dataclass(frozen=True)
+class _Rows:
+    lengths: IntArray
+    postings: dict[str, tuple[IntArray, IntArray]]
+
+
+def _rows(commits: Sequence[PastCommit]) -> _Rows:
+    """The window's arrays: every commit's word count, and each word's commits and counts."""
+    lengths = np.zeros(len(commits), dtype=_INT)
+    ids: defaultdict[str, list[int]] = defaultdict(list)
+    counts: defaultdict[str, list[int]] = defaultdict(list)
+    for commit_id, commit in enumerate(commits):
+        counted = Counter(commit.words.split())
+        lengths[commit_id] = sum(counted.values())
+        for word, count in counted.items():
+            ids[word].append(commit_id)
+            counts[word].append(count)
+    postings = {word: (np.array(ids[word], dtype=_INT), np.array(counts[word], dtype=_INT)) for word in ids}
+    return _Rows(lengths, postings)
+
+
 def write_window(connection: sqlite3.Connection, stamp: str, commits: Sequence[PastCommit]) -> None:
     """Replace the window with ``commits`` (newest first) and record ``stamp``, inside the caller's
     transaction."""
+    rows = _rows(commits)
     connection.execute("DELETE FROM past_commit_words")
     connection.execute("DELETE FROM past_commits")
-    for commit_id, commit in enumerate(commits):
-        counts = Counter(commit.words.split())
-        connection.execute(
-            "INSERT INTO past_commits(id, word_count, paths) VALUES (?, ?, ?)",
-            (commit_id, sum(counts.values()), _PATH_SEPARATOR.join(commit.paths)),
-        )
-        connection.executemany(
-            "INSERT INTO past_commit_words(word, commit_id, count) VALUES (?, ?, ?)",
-            [(word, commit_id, count) for word, count in counts.items()],
-        )
+    connection.execute("DELETE FROM past_commit_lengths")
+    connection.executemany(
+        "INSERT INTO past_commits(id, paths) VALUES (?, ?)",
+        [(commit_id, _PATH_SEPARATOR.join(commit.paths)) for commit_id, commit in enumerate(commits)],
+    )
+    connection.execute(
+        "INSERT INTO past_commit_lengths(id, lengths) VALUES (0, ?)", (rows.lengths.tobytes(),)
+    )
+    connection.executemany(
+        "INSERT INTO past_commit_words(word, commit_ids, counts) VALUES (?, ?, ?)",
+        [(word, ids.tobytes(), counts.tobytes()) for word, (ids, counts) in rows.postings.items()],
+    )
     connection.execute("INSERT OR REPLACE INTO meta(key, value) VALUES (?, ?)", (PAST_COMMITS_KEY, stamp))
 
 
@@ -99,24 +118,18 @@ def read_postings(connection: sqlite3.Connection, words: Iterable[str]) -> Commi
     """The postings of ``words`` in the window of the index on ``connection``."""
     if connection.execute("SELECT 1 FROM meta WHERE key = ?", (PAST_COMMITS_KEY,)).fetchone() is None:
         return NO_COMMITS
-    commits, total_words = connection.execute(
-        "SELECT count(*), total(word_count) FROM past_commits"
-    ).fetchone()
-    if not commits:
+    row = connection.execute("SELECT lengths FROM past_commit_lengths WHERE id = 0").fetchone()
+    if row is None or not row[0]:
         return NO_COMMITS
     unique = sorted(set(words))
-    postings: dict[str, list[tuple[int, int]]] = {}
-    lengths: dict[int, int] = {}
+    postings: dict[str, tuple[IntArray, IntArray]] = {}
     if unique:
         marks = ",".join("?" * len(unique))
-        for word, commit_id, count, length in connection.execute(
-            "SELECT w.word, w.commit_id, w.count, c.word_count FROM past_commit_words w"
-            f" JOIN past_commits c ON c.id = w.commit_id WHERE w.word IN ({marks})",
-            unique,
+        for word, ids, counts in connection.execute(
+            f"SELECT word, commit_ids, counts FROM past_commit_words WHERE word IN ({marks})", unique
         ):
-            postings.setdefault(word, []).append((commit_id, count))
-            lengths[commit_id] = length
-    return CommitPostings(postings, lengths, int(commits), float(total_words) / int(commits))
+            postings[word] = (np.frombuffer(ids, dtype=_INT), np.frombuffer(counts, dtype=_INT))
+    return CommitPostings(postings, np.frombuffer(row[0], dtype=_INT))
 
 
 def read_paths(connection: sqlite3.Connection, commit_ids: Iterable[int]) -> dict[int, tuple[str, ...]]:
@@ -126,22 +139,12 @@ def read_paths(connection: sqlite3.Connection, commit_ids: Iterable[int]) -> dic
         return {}
     marks = ",".join("?" * len(ids))
     return {
-        commit_id: tuple(paths.split(_PATH_SEPARATOR)) if paths else ()
-        for commit_id, paths in connection.execute(
+        commit_id: _paths(text)
+        for commit_id, text in connection.execute(
             f"SELECT id, paths FROM past_commits WHERE id IN ({marks})", ids
         )
     }
 
 
-def read_window(connection: sqlite3.Connection) -> PastCommitWindow:
-    """The whole window, in memory (for an overlay, whose local index is small beside it)."""
-    if connection.execute("SELECT 1 FROM meta WHERE key = ?", (PAST_COMMITS_KEY,)).fetchone() is None:
-        return PastCommitWindow(())
-    paths = {
-        commit_id: tuple(text.split(_PATH_SEPARATOR)) if text else ()
-        for commit_id, text in connection.execute("SELECT id, paths FROM past_commits")
-    }
-    words: dict[int, list[str]] = {commit_id: [] for commit_id in paths}
-    for word, commit_id, count in connection.execute("SELECT word, commit_id, count FROM past_commit_words"):
-        words.setdefault(commit_id, []).extend([word] * count)
-    return PastCommitWindow((commit_id, " ".join(words[commit_id]), paths[commit_id]) for commit_id in paths)
+def _paths(text: str) -> tuple[str, ...]:
+    return tuple(text.split(_PATH_SEPARATOR)) if text else ()

@@ -106,17 +106,21 @@ CREATE TABLE search_words (
 ) STRICT;
 
 -- The window of past commits (store/past_commits.py): the last commits of the checked-out branch,
--- newest first (id 0), each with its message's word count and the files it changed, one a line; and
--- each message's words with their counts. Written whole when the checked-out commit changes; the meta
--- value past_commits names the commit it ends at.
+-- newest first (id 0), each with the files it changed, one a line; their messages' word counts; and
+-- each word's commits with its count in each. Written whole when the checked-out commit changes; the
+-- meta value past_commits names the commit it ends at.
 CREATE TABLE past_commits (
     id INTEGER PRIMARY KEY,
-    word_count INTEGER NOT NULL,
     paths TEXT NOT NULL
 ) STRICT;
+-- One row (id 0): every commit's word count, int32 by id, native byte order.
+CREATE TABLE past_commit_lengths (
+    id INTEGER PRIMARY KEY CHECK (id = 0),
+    lengths BLOB NOT NULL
+) STRICT;
+-- Each word's commits (int32 ids, ascending) and its count in each (int32), native byte order.
 CREATE TABLE past_commit_words (
-    word TEXT NOT NULL,
-    commit_id INTEGER NOT NULL,
-    count INTEGER NOT NULL,
-    PRIMARY KEY (word, commit_id)
+    word TEXT PRIMARY KEY,
+    commit_ids BLOB NOT NULL,
+    counts BLOB NOT NULL
 ) STRICT, WITHOUT ROWID;

@@ -49,7 +49,7 @@ class BaseChoice:
     deleted: tuple[str, ...]
     # The window of past commits ending at HEAD, read from the clone's own history, as a local
     # index holds it (the base publishes none: HEAD may be commits ahead of it).
-    past_commits: PastCommitWindow = field(default_factory=lambda: PastCommitWindow(()), compare=False)
+    past_commits: PastCommitWindow = field(default_factory=lambda: PastCommitWindow([]), compare=False)
 
     @property
     def local_files(self) -> int:
@@ -119,7 +119,7 @@ def choose_base(
             untracked = _paths(others.result())
         except GitError:
             return None
-        window = PastCommitWindow.of(past.result() or ())
+        window = PastCommitWindow(past.result() or [])
     held = base_paths(commit)
     deleted = sorted(path for path, gone in differing.items() if gone and path in held)
     changed = sorted(

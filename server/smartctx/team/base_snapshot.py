@@ -125,7 +125,7 @@ class BaseSnapshot:
         With ``hidden``, no query of edges, references or uses reads the edges it hides.
         ``past_commits`` is the window of the work tree's own history (the base publishes none)."""
         self._db = connection
-        self._past_commits = past_commits or PastCommitWindow(())
+        self._past_commits = past_commits or PastCommitWindow([])
         self._hidden = hidden
         if hidden is not None:
             # A prepared statement's generic plan takes an array parameter as unknown and tests it
