@@ -10,7 +10,6 @@ from pathlib import Path
 
 from smartctx.indexing.indexer import IndexConfig, Indexer
 from smartctx.store.index_store import IndexStore
-from smartctx.store.past_commits import CommitPostings
 from smartctx.store.snapshot import IndexSnapshot
 
 _WORD = re.compile(r"[a-z0-9]+")
@@ -85,10 +84,3 @@ def assert_same_index(live: IndexDump, fresh: IndexDump) -> None:
         fresh_rank, fresh_use = fresh.scores[key]
         assert math.isclose(rank, fresh_rank, rel_tol=1e-6, abs_tol=1e-12), key
         assert math.isclose(use, fresh_use, rel_tol=1e-9, abs_tol=1e-12), key
-
-
-def commit_postings(found: CommitPostings) -> tuple[dict[str, tuple[list[int], list[int]]], list[int]]:
-    """A reader's answer about past commits as plain lists: each word's commits and counts, and every
-    commit's word count."""
-    words = {word: (ids.tolist(), counts.tolist()) for word, (ids, counts) in found.postings.items()}
-    return words, found.lengths.tolist()

@@ -26,8 +26,8 @@ from postgres_server import REQUIRE_VARIABLE
 if not os.environ.get(REQUIRE_VARIABLE):
     pytest.importorskip("psycopg", reason="the psycopg driver is not installed: pip install -e '.[dev]'")
 
+from commit_postings import commit_postings
 from gitrepos import Repo
-from index_dump import commit_postings
 from smartctx.indexing.past_commits import read_past_commits
 from smartctx.store.database import INDEX_FILE_NAME
 from smartctx.store.past_commits import PastCommitWindow

@@ -5,8 +5,8 @@ from __future__ import annotations
 import sqlite3
 from pathlib import Path
 
+from tests.commit_postings import commit_postings
 from tests.gitrepos import Repo
-from tests.index_dump import commit_postings
 
 from smartctx.core.context import ContextOptions, ContextRequest
 from smartctx.core.tokens import TokenCounter
