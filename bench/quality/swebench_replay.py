@@ -45,8 +45,9 @@ from smartctx.core.tokens import TokenCounter
 from smartctx.indexing.past_commits import read_past_commits, window_stamp
 from smartctx.retrieval.rank_model import RankModel
 from smartctx.store.database import connect, upgrade_schema
-from smartctx.store.past_commits import PAST_COMMITS_KEY, write_window
+from smartctx.store.past_commits import PAST_COMMITS_KEY
 from smartctx.store.snapshot import IndexSnapshot
+from smartctx.store.writer import IndexWriter
 
 HITS = ("file_hit", "function_hit", "body_hit")
 # How many of a pack's first files --worst shows, to say what ranked above the gold.
@@ -115,17 +116,14 @@ def with_past_commits(index_path: Path, tree: Path, revision: str) -> None:
     connection = connect(index_path, read_only=False)
     try:
         upgrade_schema(connection)
-        stamp = window_stamp(revision)
-        found = connection.execute("SELECT value FROM meta WHERE key = ?", (PAST_COMMITS_KEY,)).fetchone()
-        if found is not None and found[0] == stamp:
+        writer = IndexWriter(connection, index_path)
+        if writer.meta(PAST_COMMITS_KEY) == window_stamp(revision):
             return
         commits = read_past_commits(tree, revision)
         if commits is None:
             print(f"{index_path.name}: git could not list the commits before {revision}", file=sys.stderr)
             return
-        connection.execute("BEGIN IMMEDIATE")
-        write_window(connection, stamp, commits)
-        connection.execute("COMMIT")
+        writer.replace_past_commits(window_stamp(revision), commits)
     finally:
         connection.close()
 
