@@ -18,7 +18,7 @@ p95 165 ms to 2 ms.
 Tantivy counts a deleted document in its statistics (document frequency, average length) until a
 merge drops it, and its Python binding cannot ask for one: after updates the scores drift from those
 of a fresh build (re-indexing 1 % of django's files left 99.9 % of each top 50 in place, but no
-answer identical). :meth:`LexicalIndex.apply` therefore builds the index again instead of updating
+answer identical). The writer (writer.py) therefore builds the index again instead of updating
 it when it is small or once the deleted rows still counted reach ``REBUILD_DELETED_SHARE`` of its
 rows, and the writer's compaction does so whenever it holds any: a compacted index answers exactly
 as a fresh one. Those rows are measured, not tallied: every row carries the term ``marker:0``, whose
@@ -36,9 +36,10 @@ import sqlite3
 import threading
 import time
 from array import array
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
+from functools import partial
 from pathlib import Path
 from typing import ClassVar
 
@@ -59,6 +60,8 @@ FILE_COLUMN_REPEATS = (1, 3)  # body, path
 REBUILD_BELOW_ROWS = 5_000
 # Above it, changes are applied in place until the deleted rows still counted reach this share.
 REBUILD_DELETED_SHARE = 0.10
+# A build reads search_words and adds their rows to tantivy this many files at a time.
+BUILD_BATCH_FILES = 1_000
 # Memory for tantivy's writer: enough for django's 43k rows in one segment, released at each commit.
 WRITER_HEAP_BYTES = 64 * 1024 * 1024
 # A top-k is asked for this many more hits than wanted, so that ties at the cut can be ordered by id
@@ -305,39 +308,56 @@ class LexicalIndex:
             _deleted_counted(files, file_generation),
         )
 
-    def apply(self, changes: LexicalChanges, generation: int, *, rebuild: bool = False) -> None:
-        """Commit one batch's changes (with ``rebuild``, replace everything with them) to both
-        indexes, the files index on the committer thread while the symbols index commits on this
-        one: a commit mostly waits for the disk, and the two waits overlap (on django, side by side,
-        p50 72 ms in parallel against 229 ms one after the other on a loaded machine). Both have
-        committed when this returns. The generation marker goes into each commit, so a reader sees
-        each index at one generation or the other, never between."""
+    def apply(self, changes: LexicalChanges, generation: int) -> None:
+        """Commit one batch's changes to both indexes. The generation marker goes into each commit,
+        so a reader sees each index at one generation or the other, never between."""
         with self._writing:
-            if self._writers is None:
-                self._writers = (self._writer(self._files), self._writer(self._symbols))
-            if self._committer is None:
-                self._committer = ThreadPoolExecutor(max_workers=1, thread_name_prefix="smartctx-lexical")
-            files_writer, symbols_writer = self._writers
-            try:
-                files = self._committer.submit(
-                    _commit,
-                    files_writer,
-                    changes,
-                    [(file_id, file_id, text) for file_id, text in changes.files],
-                    generation,
-                    rebuild,
+            self._side_by_side(
+                partial(_commit, changes=changes, added=_file_rows(changes), generation=generation),
+                partial(_commit, changes=changes, added=changes.symbols, generation=generation),
+            )
+
+    def replace_all(self, batches: Iterable[LexicalChanges], generation: int) -> None:
+        """Replace both indexes' rows with the rows ``batches`` add, in one commit each: the batches
+        are added one after the other, so only one of them and tantivy's writer heap are held in
+        memory (every row of the 104k-file monorepo at once took 2.4 GB)."""
+        with self._writing:
+            self._side_by_side(_delete_all, _delete_all)
+            for changes in batches:
+                self._side_by_side(
+                    partial(_add, added=_file_rows(changes)), partial(_add, added=changes.symbols)
                 )
-                try:
-                    _commit(symbols_writer, changes, changes.symbols, generation, rebuild)
-                finally:
-                    # The batch ends with both commits; an error of the files commit is raised here
-                    # (chained to the symbols commit's, if that failed too).
-                    files.result()
-            except BaseException:
-                # A writer whose commit failed may hold half a batch: the next batch opens new ones,
-                # and finds the generation behind SQLite's, so it builds the index again.
-                self._writers = None
-                raise
+            seal = partial(_seal, generation=generation)
+            self._side_by_side(seal, seal)
+
+    def _side_by_side(
+        self,
+        files_work: Callable[[tantivy.IndexWriter], None],
+        symbols_work: Callable[[tantivy.IndexWriter], None],
+    ) -> None:
+        """Run ``files_work`` on the files index's writer on the committer thread while
+        ``symbols_work`` runs on the symbols index's writer on this one; both are done when this
+        returns. A commit mostly waits for the disk, and the two waits overlap (on django, side by
+        side, p50 72 ms in parallel against 229 ms one after the other on a loaded machine). The
+        caller holds ``_writing``."""
+        if self._writers is None:
+            self._writers = (self._writer(self._files), self._writer(self._symbols))
+        if self._committer is None:
+            self._committer = ThreadPoolExecutor(max_workers=1, thread_name_prefix="smartctx-lexical")
+        files_writer, symbols_writer = self._writers
+        try:
+            files = self._committer.submit(files_work, files_writer)
+            try:
+                symbols_work(symbols_writer)
+            finally:
+                # An error of the files' work is raised here (chained to the symbols' work's, if
+                # that failed too).
+                files.result()
+        except BaseException:
+            # A writer whose work failed may hold half a batch: the next batch opens new ones, and
+            # finds the generation behind SQLite's, so it builds the index again.
+            self._writers = None
+            raise
 
     @staticmethod
     def _writer(index: tantivy.Index) -> tantivy.IndexWriter:
@@ -358,23 +378,37 @@ class LexicalIndex:
                 writer.wait_merging_threads()
 
 
+def _file_rows(changes: LexicalChanges) -> list[tuple[int, int, str]]:
+    """The files index's rows of a batch: a file's row is its own file's."""
+    return [(file_id, file_id, text) for file_id, text in changes.files]
+
+
 def _commit(
     writer: tantivy.IndexWriter,
     changes: LexicalChanges,
     added: Sequence[tuple[int, int, str]],
     generation: int,
-    rebuild: bool,
 ) -> None:
-    """One index's part of a batch: the rows of removed files go (with ``rebuild``, every row),
-    ``added`` and the marker of ``generation`` come, in one commit."""
-    if rebuild:
-        writer.delete_all_documents()
-    else:
-        for file_id in sorted(changes.removed_files):
-            writer.delete_documents_by_term("file", file_id)
-        writer.delete_documents_by_term("marker", _MARKER)
+    """One index's part of a batch: the rows of removed files go, ``added`` and the marker of
+    ``generation`` come, in one commit."""
+    for file_id in sorted(changes.removed_files):
+        writer.delete_documents_by_term("file", file_id)
+    writer.delete_documents_by_term("marker", _MARKER)
+    _add(writer, added)
+    _seal(writer, generation)
+
+
+def _delete_all(writer: tantivy.IndexWriter) -> None:
+    writer.delete_all_documents()
+
+
+def _add(writer: tantivy.IndexWriter, added: Sequence[tuple[int, int, str]]) -> None:
     for row_id, file_id, text in added:
         writer.add_document(tantivy.Document(id=row_id, file=file_id, marker=_ROW, words=text))
+
+
+def _seal(writer: tantivy.IndexWriter, generation: int) -> None:
+    """Add the marker of ``generation`` and commit what the writer holds."""
     writer.add_document(tantivy.Document(id=generation, marker=_MARKER))
     writer.commit()
 
@@ -412,8 +446,9 @@ def stored_rows(db: sqlite3.Connection) -> Iterator[tuple[int, array[int], str, 
         yield file_id, node_ids, path_words, nodes
 
 
-def all_rows(db: sqlite3.Connection) -> LexicalChanges:
-    """Every row of ``search_words`` that ``db`` sees, as changes that add them."""
+def stored_batches(db: sqlite3.Connection) -> Iterator[LexicalChanges]:
+    """Every row of ``search_words`` that ``db`` sees, as changes that add them, ``BUILD_BATCH_FILES``
+    files at a time."""
     changes = LexicalChanges()
     for file_id, node_ids, path_words, nodes in stored_rows(db):
         changes.files.append((file_id, file_text(nodes, path_words)))
@@ -421,7 +456,11 @@ def all_rows(db: sqlite3.Connection) -> LexicalChanges:
             (node_id, file_id, symbol_text(words, path_words))
             for node_id, words in zip(node_ids, nodes, strict=True)
         )
-    return changes
+        if len(changes.files) >= BUILD_BATCH_FILES:
+            yield changes
+            changes = LexicalChanges()
+    if changes:
+        yield changes
 
 
 def build(db: sqlite3.Connection, index_path: Path, generation_key: str) -> None:
@@ -431,10 +470,9 @@ def build(db: sqlite3.Connection, index_path: Path, generation_key: str) -> None
     try:
         row = db.execute("SELECT value FROM meta WHERE key = ?", (generation_key,)).fetchone()
         generation = int(row[0]) if row is not None else 0
-        rows = all_rows(db)
+        open_or_create(index_path).replace_all(stored_batches(db), generation)
     finally:
         db.execute("COMMIT")
-    open_or_create(index_path).apply(rows, generation, rebuild=True)
 
 
 def open_or_create(index_path: Path) -> LexicalIndex:
