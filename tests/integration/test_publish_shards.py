@@ -33,6 +33,8 @@ from test_publish import WAIT_S, complete_commits, publisher_sessions, wait_for
 
 from gitrepos import Repo
 from published_postings import postings
+from smartctx import cli
+from smartctx.team import finish as finish_module
 
 SOURCE = Path(__file__).resolve().parents[2] / "server" / "smartctx" / "retrieval"
 WHOLE = "example.invalid/whole"
@@ -132,10 +134,19 @@ def published_rows(database: Database, repository: str) -> dict[str, Any]:
     }
 
 
-@pytest.mark.parametrize("count", [3, 1])
+@pytest.mark.parametrize(("count", "files_per_step"), [(3, None), (1, None), (3, 2)])
 def test_a_commit_published_in_shards_holds_what_one_process_publishes(
-    tmp_path: Path, postgres_url: str, database: Database, count: int
+    tmp_path: Path,
+    postgres_url: str,
+    database: Database,
+    count: int,
+    files_per_step: int | None,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
 ) -> None:
+    """With ``files_per_step`` the finish runs here, resolving that many files at a time and keeping
+    the pools of names with two definitions or more from one step to the next, as it does a large
+    repository's."""
     repo = make_repository(tmp_path / "repo")
     whole = publish(repo.root, postgres_url, WHOLE, "--index-dir", str(tmp_path / "index"))
     assert whole.returncode == 0, whole.stderr
@@ -155,10 +166,18 @@ def test_a_commit_published_in_shards_holds_what_one_process_publishes(
     files = [files_written(out) for out, _ in outputs]
     assert all(files) and sum(files) == len(list(SOURCE.glob("*.py"))), outputs
 
-    finished = publish(repo.root, postgres_url, SHARDED, "--finish")
+    if files_per_step is None:
+        finished = publish(repo.root, postgres_url, SHARDED, "--finish")
+        assert finished.returncode == 0, finished.stderr
+        output = finished.stdout
+    else:
+        monkeypatch.setattr(finish_module, "REFERENCE_FILES_PER_STEP", files_per_step)
+        monkeypatch.setattr(finish_module, "POOLS_KEPT_FROM", 2)
+        capsys.readouterr()
+        assert cli.main(index_command(repo.root, postgres_url, SHARDED, "--finish")[3:]) == 0
+        output = capsys.readouterr().out
 
-    assert finished.returncode == 0, finished.stderr
-    assert f"published  commit {repo.git('rev-parse', 'HEAD')[:12]} of {SHARDED}" in finished.stdout
+    assert f"published  commit {repo.git('rev-parse', 'HEAD')[:12]} of {SHARDED}" in output
     expected = published_rows(database, WHOLE)
     found = published_rows(database, SHARDED)
     for table in ("files", "nodes", "refs", "edges", "folded", "symbol_postings", "symbol_lengths"):

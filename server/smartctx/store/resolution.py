@@ -70,6 +70,10 @@ class Candidate:
     path: str
 
 
+# Import questions (name, scope) answered: the definitions that match and the confidence.
+ImportAnswers = dict[tuple[str, str], tuple[list[Candidate], float]]
+
+
 @dataclass(frozen=True, slots=True)
 class NameUse:
     """One distinct name used in one file with one kind: every reference sharing these resolves the
@@ -222,6 +226,31 @@ class CandidatePool:
         return view
 
 
+class CandidatePools:
+    """The pool of each key of ``candidates``, built the first time it is asked for and kept: a
+    resolution that runs in steps (team/finish.py) keeps one across them, so that a name like
+    ``__init__`` with tens of thousands of definitions is not indexed again at every step (on the
+    104k-file monorepo that was a fifth of the finish's time)."""
+
+    def __init__(self, candidates: Mapping[str, Sequence[Candidate]]) -> None:
+        self._candidates = candidates
+        self._pools: dict[str, CandidatePool] = {}
+
+    def get(self, key: str) -> CandidatePool:
+        pool = self._pools.get(key)
+        if pool is None:
+            pool = CandidatePool(self._candidates.get(key, ()))
+            self._pools[key] = pool
+        return pool
+
+    def keep_largest(self, min_candidates: int) -> None:
+        """Forget the pools of keys with fewer than ``min_candidates`` definitions, which cost
+        little to build again and are most of the memory."""
+        self._pools = {
+            key: pool for key, pool in self._pools.items() if len(pool.candidates) >= min_candidates
+        }
+
+
 @dataclass(frozen=True)
 class Resolution:
     """What a name use resolves to. When definitions in the use's own file match, which of them
@@ -290,24 +319,27 @@ def _targets(matches: Sequence[Candidate], confidence: float) -> list[Target]:
 
 def name_uses(
     rows: Sequence[ReferenceRow], paths: Mapping[int, str], candidates: Mapping[str, Sequence[Candidate]]
-) -> list[tuple[NameUse, list[tuple[int, int]]]]:
-    """Reference rows, sorted by their first three fields, as distinct name uses with their
-    (reference, source) pairs. A reference whose key no definition carries cannot resolve: it is
-    not even looked at."""
+) -> list[tuple[NameUse, list[ReferenceRow]]]:
+    """Reference rows, sorted by their first three fields, as distinct name uses with their rows. A
+    reference whose key no definition carries cannot resolve: it is not even looked at."""
     return [
-        (NameUse(file_id, paths[file_id], _REF_KINDS[kind], name, key), [(row[4], row[5]) for row in group])
+        (NameUse(file_id, paths[file_id], _REF_KINDS[kind], name, key), list(group))
         for (file_id, kind, name, key), group in groupby(rows, key=itemgetter(0, 1, 2, 3))
         if key in candidates
     ]
 
 
 def import_edges(
-    rows: Sequence[ReferenceRow], paths: Mapping[int, str], candidates: Mapping[str, Sequence[Candidate]]
+    rows: Sequence[ReferenceRow],
+    paths: Mapping[int, str],
+    candidates: Mapping[str, Sequence[Candidate]],
+    answers: ImportAnswers | None = None,
 ) -> list[EdgeValues]:
-    """The edges of import references."""
+    """The edges of import references. An absolute import means the same in every file, so each
+    question is answered once, in ``answers`` if given (a resolution in steps keeps them across
+    its steps), else within this call."""
     edges: list[EdgeValues] = []
-    # An absolute import means the same in every file; resolve each one once.
-    import_answers: dict[tuple[str, str], tuple[list[Candidate], float]] = {}
+    import_answers: ImportAnswers = {} if answers is None else answers
     for use, refs in name_uses(sorted(rows, key=itemgetter(0, 1, 2, 4)), paths, candidates):
         question = (use.name, import_scope(use))
         matched = import_answers.get(question)
@@ -317,34 +349,33 @@ def import_edges(
         targets = targets_outside(*matched, use.file_id)
         edges.extend(
             (source_id, t.node_id, use.kind.value, t.confidence, ref_id)
-            for ref_id, source_id in refs
+            for _, _, _, _, ref_id, source_id in refs
             for t in targets
         )
     return edges
 
 
 def name_edges(
-    uses: Sequence[tuple[NameUse, list[tuple[int, int]]]],
-    candidates: Mapping[str, Sequence[Candidate]],
+    uses: Sequence[tuple[NameUse, list[ReferenceRow]]],
+    pools: CandidatePools,
     imported_targets: Mapping[int, Mapping[str, Sequence[int]]],
     imported_files: Mapping[int, Iterable[int]],
     source_names: Mapping[int, str],
 ) -> list[EdgeValues]:
     """The edges of calls, references and base classes (:func:`name_uses`), through what each
     file's imports point at: per file, the targets of each import key and the files they lie in.
-    ``source_names`` holds the qualified name of each definition the references sit in."""
-    pools = {key: CandidatePool(found) for key, found in candidates.items()}
-    empty = CandidatePool(())
+    ``pools`` holds the definitions of each key, ``source_names`` the qualified name of each
+    definition the references sit in."""
     edges: list[EdgeValues] = []
     for use, refs in uses:
         resolution = resolve_name(
             use,
-            pools.get(use.key, empty),
+            pools.get(use.key),
             imported_targets.get(use.file_id, {}),
             imported_files.get(use.file_id, ()),
         )
         by_source: dict[int, list[Target]] = {}
-        for ref_id, source_id in refs:
+        for _, _, _, _, ref_id, source_id in refs:
             answer = by_source.get(source_id)
             if answer is None:
                 answer = resolution.for_source(source_names[source_id])

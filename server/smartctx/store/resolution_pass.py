@@ -16,7 +16,7 @@ from operator import itemgetter
 
 from smartctx.core.model import RefKind, SymbolKind
 from smartctx.store.batch import REFS_RESOLVED_BELOW_KEY
-from smartctx.store.resolution import Candidate, import_edges, name_edges, name_uses
+from smartctx.store.resolution import Candidate, CandidatePools, import_edges, name_edges, name_uses
 
 # A resolution reads the paths of up to this many files one by one, and of more all at once: a save
 # needs one or two of babel's 12,474 paths, whose whole table took a quarter of its resolution.
@@ -94,7 +94,8 @@ class ResolutionPass:
         names.sort(key=itemgetter(0, 1, 2, 4))
         uses = name_uses(names, paths, candidates)
         imported_targets, imported_files = self._imports_of({use.file_id for use, _ in uses})
-        edges = name_edges(uses, candidates, imported_targets, imported_files, self._source_names())
+        pools = CandidatePools(candidates)
+        edges = name_edges(uses, pools, imported_targets, imported_files, self._source_names())
         db.executemany(
             "INSERT INTO edges(src_id, dst_id, kind, confidence, ref_id) VALUES (?, ?, ?, ?, ?)", edges
         )

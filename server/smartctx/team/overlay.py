@@ -34,6 +34,7 @@ from smartctx.core.model import RefKind, SymbolKind
 from smartctx.store.export import IndexExport
 from smartctx.store.resolution import (
     Candidate,
+    CandidatePools,
     EdgeValues,
     ReferenceRow,
     import_edges,
@@ -504,7 +505,7 @@ class _Resolution:
         source_names |= self._base.qualified_names(source for source in sources if source > 0)
         answers: list[EdgeValues] = [
             *import_answers,
-            *name_edges(uses, self._candidates, targets, files, source_names),
+            *name_edges(uses, CandidatePools(self._candidates), targets, files, source_names),
         ]
         replaced = {row[4] for row in pending if row[4] > 0} | {row[4] for row, _ in added}
         places = {
