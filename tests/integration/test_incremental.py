@@ -18,13 +18,16 @@ from index_dump import assert_same_index, dump, fresh_dump
 from smartctx.indexing import indexer as indexer_module
 from smartctx.indexing.indexer import IndexConfig, Indexer
 from smartctx.indexing.scanner import ScanConfig, scan
-from smartctx.store import lexical
+from smartctx.store import lexical, resolution_pass
 from smartctx.store.index_store import IndexStore
 
 # 2001-09-09, long before any test runs.
 OLD_MTIME_NS = 1_000_000_000_000_000_000
 NAMES = ["alpha", "beta", "gamma", "delta", "parse", "render", "Widget", "Store"]
 MODULES = ["pkg/core", "pkg/util", "pkg/sub/deep", "app", "web/view"]
+
+
+RETRIEVAL = Path(__file__).resolve().parents[2] / "server" / "smartctx" / "retrieval"
 
 
 def python_module(defs: list[str], calls: list[str], imports: list[str]) -> str:
@@ -488,3 +491,45 @@ def test_folded_definitions_follow_edits_like_a_fresh_index(tmp_path: Path) -> N
 
     assert [name for _, name, _, _ in live.folded] == [f"inner{level}" for level in range(24, 35)]
     assert_same_index(live, fresh_dump(root, tmp_path / "fresh"))
+
+
+def test_a_resolution_a_file_at_a_time_equals_one_of_every_file_at_once(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A pass resolves a step of files at a time, keeping the definitions, the pools of names with
+    many of them and the imports answered from step to step: a first index and an update resolved a
+    file at a time equal indexes resolved all at once (smartctx's own retrieval package, whose
+    modules import one another, and a call that follows its file's import)."""
+    root = tmp_path / "ws"
+    (root / "retrieval").mkdir(parents=True)
+    for path in sorted(RETRIEVAL.glob("*.py")):
+        text = path.read_text().replace("smartctx.retrieval", "retrieval")
+        (root / "retrieval" / path.name).write_text(text)
+    (root / "a").mkdir()
+    (root / "app.py").write_text("import helper\n\n\ndef main():\n    run()\n")
+    (root / "a" / "helper.py").write_text("def run():\n    return 1\n")
+    whole = fresh_dump(root, tmp_path / "whole")
+    monkeypatch.setattr(resolution_pass, "FILES_PER_STEP", 1)
+    monkeypatch.setattr(resolution_pass, "POOLS_KEPT_FROM", 2)
+    store = IndexStore(root, tmp_path / "steps")
+    try:
+        indexer = Indexer(root, store, IndexConfig(workers=0))
+        indexer.reconcile()
+        with store.snapshot() as snapshot:
+            stepped = dump(snapshot, with_search=True)
+        assert_same_index(stepped, whole)
+        assert sum(1 for edge in whole.edges if edge[4] == "imports") > 20
+        # A file whose import now resolves differently has its other references resolved again.
+        added = [f"{folder}/helper.py" for folder in ("b", "c", "d")]
+        for path in added:
+            (root / path).parent.mkdir()
+            (root / path).write_text("VALUE = 1\n")
+        indexer.update_paths(added)
+        with store.snapshot() as snapshot:
+            updated = dump(snapshot, with_search=True)
+    finally:
+        store.close()
+    monkeypatch.undo()
+    fresh = fresh_dump(root, tmp_path / "fresh")
+    assert ("app.py", "main@4", "a/helper.py", "run@1", "calls", 0.5) in fresh.edges
+    assert_same_index(updated, fresh)

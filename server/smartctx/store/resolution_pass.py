@@ -2,22 +2,38 @@
 
 Which references are pending is itself stored (``files.refs_pending``, ``dirty_names``,
 ``REFS_RESOLVED_BELOW_KEY``, written by the batch that made them so), so a pass interrupted at any
-instant is simply run again. The pass loads those references and the definitions their keys name,
-answers them with the pure rules of resolution.py, and stores the edges: imports first, then every
-other reference through what its file's imports now point at.
+instant is simply run again. The pass loads those references ``FILES_PER_STEP`` files at a time,
+with the definitions their keys name, answers them with the pure rules of resolution.py, and stores
+the edges: each step's imports first, then every other reference through what its file's imports
+now point at. A file's answers depend on its own imports and on the definitions alone, so a first
+index's millions of references are never all held at once.
 """
 
 from __future__ import annotations
 
 import sqlite3
 from collections import defaultdict
-from dataclasses import dataclass
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
 from operator import itemgetter
 
 from smartctx.core.model import RefKind, SymbolKind
 from smartctx.store.batch import REFS_RESOLVED_BELOW_KEY
-from smartctx.store.resolution import Candidate, CandidatePools, import_edges, name_edges, name_uses
+from smartctx.store.resolution import (
+    Candidate,
+    CandidatePools,
+    ImportAnswers,
+    ReferenceRow,
+    import_edges,
+    name_edges,
+    name_uses,
+)
 
+# A pass resolves the references of this many files at a time, holding one step's references and
+# edges rather than all of a first index's (the 104k-file monorepo's 8.1M peaked at 5.8 GiB).
+FILES_PER_STEP = 2_000
+# The definitions of a key with at least this many are indexed by scope once for every step.
+POOLS_KEPT_FROM = 64
 # A resolution reads the paths of up to this many files one by one, and of more all at once: a save
 # needs one or two of babel's 12,474 paths, whose whole table took a quarter of its resolution.
 PATHS_READ_ONE_BY_ONE = 200
@@ -27,6 +43,24 @@ PATHS_READ_ONE_BY_ONE = 200
 class ResolutionReport:
     references: int
     edges: int
+
+
+@dataclass
+class _Resolution:
+    """What a pass keeps from one step to the next: the files' paths, what their imports pointed at
+    before, the definitions of every key asked for so far (and the pools of those with many), the
+    import questions answered, and what it has resolved."""
+
+    paths: dict[int, str]
+    imports_before: Mapping[int, set[tuple[int, int]]]
+    candidates: dict[str, list[Candidate]] = field(default_factory=dict)
+    keys_loaded: set[str] = field(default_factory=set)
+    import_answers: ImportAnswers = field(default_factory=dict)
+    references: int = 0
+    edges: int = 0
+
+    def __post_init__(self) -> None:
+        self.pools = CandidatePools(self.candidates)
 
 
 class ResolutionPass:
@@ -61,21 +95,49 @@ class ResolutionPass:
         mark = db.execute("SELECT value FROM meta WHERE key = ?", (REFS_RESOLVED_BELOW_KEY,)).fetchone()
         if mark is not None:
             db.execute("INSERT OR IGNORE INTO todo SELECT id FROM refs WHERE id >= ?", (int(mark[0]),))
-        # One row per reference, grouped so that each distinct name use in a file is resolved once.
-        pending = db.execute(
-            "SELECT r.file_id, r.kind, r.name, r.key, r.id, r.source_id FROM todo t"
-            " CROSS JOIN refs r ON r.id = t.ref_id"
-        ).fetchall()
         imports_before = self._import_edges_to_redo()
         db.execute("DELETE FROM edges WHERE ref_id IN (SELECT ref_id FROM todo)")
-        paths = self._paths_of({row[0] for row in pending})
-        candidates = self._candidates({row[3] for row in pending})
+        files = [
+            file_id
+            for (file_id,) in db.execute(
+                "SELECT DISTINCT r.file_id FROM todo t CROSS JOIN refs r ON r.id = t.ref_id"
+                " ORDER BY r.file_id"
+            )
+        ]
+        resolution = _Resolution(self._paths_of(set(files)), imports_before)
+        for start in range(0, len(files), FILES_PER_STEP):
+            self._resolve_files(files[start : start + FILES_PER_STEP], resolution)
+            resolution.pools.keep_largest(POOLS_KEPT_FROM)
+        db.execute("UPDATE files SET refs_pending = 0 WHERE refs_pending = 1")
+        db.execute("DELETE FROM meta WHERE key = ?", (REFS_RESOLVED_BELOW_KEY,))
+        if resolution.references:
+            db.execute("UPDATE meta SET value = '1' WHERE key = 'scores_dirty'")
+        return ResolutionReport(references=resolution.references, edges=resolution.edges)
+
+    def _resolve_files(self, file_ids: Sequence[int], resolution: _Resolution) -> None:
+        """Resolve the pending references of these files: their imports first, then every other
+        reference through what its file's imports now point at. A file's answers depend on its own
+        imports and on the definitions alone, so files are resolved a step at a time."""
+        db = self._db
+        db.execute("CREATE TEMP TABLE IF NOT EXISTS step_files(file_id INTEGER PRIMARY KEY)")
+        db.execute("DELETE FROM step_files")
+        db.executemany("INSERT INTO step_files(file_id) VALUES (?)", [(file_id,) for file_id in file_ids])
+        # One row per reference, grouped so that each distinct name use in a file is resolved once.
+        pending: list[ReferenceRow] = db.execute(
+            "SELECT r.file_id, r.kind, r.name, r.key, r.id, r.source_id FROM step_files s"
+            " CROSS JOIN refs r ON r.file_id = s.file_id WHERE r.id IN (SELECT ref_id FROM todo)"
+        ).fetchall()
+        candidates = resolution.candidates
+        self._load_candidates({row[3] for row in pending}, resolution)
+        paths = resolution.paths
         import_kind = RefKind.IMPORT.value
-        edges = import_edges([row for row in pending if row[1] == import_kind], paths, candidates)
+        edges = import_edges(
+            [row for row in pending if row[1] == import_kind], paths, candidates, resolution.import_answers
+        )
         db.executemany(
             "INSERT INTO edges(src_id, dst_id, kind, confidence, ref_id) VALUES (?, ?, ?, ?, ?)", edges
         )
-        resolved = len(edges)
+        resolution.edges += len(edges)
         # The other references of a file resolve through what its imports point at, so a file whose
         # imports now point elsewhere has them all resolved again, although neither they nor their
         # names changed.
@@ -83,27 +145,23 @@ class ResolutionPass:
         files_of_refs = {row[4]: row[0] for row in pending if row[1] == import_kind}
         for _, dst_id, _, _, ref_id in edges:
             imports_after[files_of_refs[ref_id]].add((ref_id, dst_id))
+        before = resolution.imports_before
         redirected = {
-            file_id
-            for file_id in imports_before.keys() | imports_after.keys()
-            if imports_before.get(file_id, set()) != imports_after.get(file_id, set())
+            file_id for file_id in file_ids if before.get(file_id, set()) != imports_after.get(file_id, set())
         }
-        added = self._add_references_of(redirected, candidates)
-        paths.update(self._paths_of({row[0] for row in added} - paths.keys()))
+        added = self._add_references_of(redirected)
+        self._load_candidates({row[3] for row in added}, resolution)
         names = [row for row in pending if row[1] != import_kind] + added
         names.sort(key=itemgetter(0, 1, 2, 4))
         uses = name_uses(names, paths, candidates)
         imported_targets, imported_files = self._imports_of({use.file_id for use, _ in uses})
-        pools = CandidatePools(candidates)
-        edges = name_edges(uses, pools, imported_targets, imported_files, self._source_names())
+        source_names = self._qualified_names({row[5] for row in names})
+        edges = name_edges(uses, resolution.pools, imported_targets, imported_files, source_names)
         db.executemany(
             "INSERT INTO edges(src_id, dst_id, kind, confidence, ref_id) VALUES (?, ?, ?, ?, ?)", edges
         )
-        db.execute("UPDATE files SET refs_pending = 0 WHERE refs_pending = 1")
-        db.execute("DELETE FROM meta WHERE key = ?", (REFS_RESOLVED_BELOW_KEY,))
-        if pending:
-            db.execute("UPDATE meta SET value = '1' WHERE key = 'scores_dirty'")
-        return ResolutionReport(references=len(pending) + len(added), edges=resolved + len(edges))
+        resolution.references += len(pending) + len(added)
+        resolution.edges += len(edges)
 
     def _paths_of(self, file_ids: set[int]) -> dict[int, str]:
         """These files' paths by id; the whole table's when they are many (a first index)."""
@@ -125,35 +183,39 @@ class ResolutionPass:
             found[file_id].add((ref_id, dst_id))
         return found
 
-    def _add_references_of(
-        self, file_ids: set[int], candidates: dict[str, list[Candidate]]
-    ) -> list[tuple[int, str, str, str, int, int]]:
+    def _add_references_of(self, file_ids: set[int]) -> list[ReferenceRow]:
         """Put the references of these files (other than imports) that are not yet to be resolved
-        into ``todo``, drop their edges, and load their definitions into ``candidates``."""
+        into ``todo`` and drop their edges."""
         if not file_ids:
             return []
         db = self._db
         db.execute("CREATE TEMP TABLE IF NOT EXISTS redirected(file_id INTEGER PRIMARY KEY)")
         db.execute("DELETE FROM redirected")
         db.executemany("INSERT INTO redirected(file_id) VALUES (?)", [(file_id,) for file_id in file_ids])
-        added: list[tuple[int, str, str, str, int, int]] = db.execute(
+        added: list[ReferenceRow] = db.execute(
             "SELECT r.file_id, r.kind, r.name, r.key, r.id, r.source_id FROM redirected d"
             " CROSS JOIN refs r ON r.file_id = d.file_id"
             " WHERE r.kind != 'imports' AND r.id NOT IN (SELECT ref_id FROM todo)"
         ).fetchall()
         db.executemany("INSERT INTO todo(ref_id) VALUES (?)", [(row[4],) for row in added])
         db.executemany("DELETE FROM edges WHERE ref_id = ?", [(row[4],) for row in added])
-        candidates.update(self._candidates({row[3] for row in added} - candidates.keys()))
         return added
 
-    def _source_names(self) -> dict[int, str]:
-        """Qualified names of the definitions that the references to resolve sit in."""
+    def _qualified_names(self, node_ids: set[int]) -> dict[int, str]:
+        """Qualified names of these definitions (those the references to resolve sit in)."""
+        db = self._db
+        db.execute("CREATE TEMP TABLE IF NOT EXISTS sources(node_id INTEGER PRIMARY KEY)")
+        db.execute("DELETE FROM sources")
+        db.executemany("INSERT INTO sources(node_id) VALUES (?)", [(node_id,) for node_id in node_ids])
         return dict(
-            self._db.execute(
-                "SELECT DISTINCT n.id, n.qualified_name FROM todo t CROSS JOIN refs r ON r.id = t.ref_id"
-                " CROSS JOIN nodes n ON n.id = r.source_id"
-            )
+            db.execute("SELECT n.id, n.qualified_name FROM sources s CROSS JOIN nodes n ON n.id = s.node_id")
         )
+
+    def _load_candidates(self, keys: set[str], resolution: _Resolution) -> None:
+        """Load the definitions of the keys not asked for before into ``resolution.candidates``."""
+        wanted = keys - resolution.keys_loaded
+        resolution.keys_loaded |= wanted
+        resolution.candidates.update(self._candidates(wanted))
 
     def _candidates(self, keys: set[str]) -> dict[str, list[Candidate]]:
         db = self._db
