@@ -125,7 +125,7 @@ class ResolutionPass:
         # One row per reference, grouped so that each distinct name use in a file is resolved once.
         pending: list[ReferenceRow] = db.execute(
             "SELECT r.file_id, r.kind, r.name, r.key, r.id, r.source_id FROM step_files s"
-            " CROSS JOIN refs r ON r.file_id = s.file_id WHERE r.id IN (SELECT ref_id FROM todo)"
+            " CROSS JOIN refs r ON r.file_id = s.file_id CROSS JOIN todo t ON t.ref_id = r.id"
         ).fetchall()
         candidates = resolution.candidates
         self._load_candidates({row[3] for row in pending}, resolution)
