@@ -18,7 +18,7 @@ from index_dump import assert_same_index, dump, fresh_dump
 from smartctx.indexing import indexer as indexer_module
 from smartctx.indexing.indexer import IndexConfig, Indexer
 from smartctx.indexing.scanner import ScanConfig, scan
-from smartctx.store import lexical, resolution_pass
+from smartctx.store import lexical, resolution_pass, upkeep
 from smartctx.store.index_store import IndexStore
 
 # 2001-09-09, long before any test runs.
@@ -497,9 +497,10 @@ def test_a_resolution_a_file_at_a_time_equals_one_of_every_file_at_once(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """A pass resolves a step of files at a time, keeping the definitions, the pools of names with
-    many of them and the imports answered from step to step: a first index and an update resolved a
-    file at a time equal indexes resolved all at once (smartctx's own retrieval package, whose
-    modules import one another, and a call that follows its file's import)."""
+    many of them and the imports answered from step to step, and scores read their edges in parts:
+    a first index and an update resolved a file at a time equal indexes resolved all at once
+    (smartctx's own retrieval package, whose modules import one another, and a call that follows
+    its file's import)."""
     root = tmp_path / "ws"
     (root / "retrieval").mkdir(parents=True)
     for path in sorted(RETRIEVAL.glob("*.py")):
@@ -511,6 +512,7 @@ def test_a_resolution_a_file_at_a_time_equals_one_of_every_file_at_once(
     whole = fresh_dump(root, tmp_path / "whole")
     monkeypatch.setattr(resolution_pass, "FILES_PER_STEP", 1)
     monkeypatch.setattr(resolution_pass, "POOLS_KEPT_FROM", 2)
+    monkeypatch.setattr(upkeep, "EDGES_PER_READ", 3)
     store = IndexStore(root, tmp_path / "steps")
     try:
         indexer = Indexer(root, store, IndexConfig(workers=0))
