@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import sqlite3
 from collections import defaultdict
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from operator import itemgetter
 
@@ -58,6 +58,7 @@ class _Resolution:
     import_answers: ImportAnswers = field(default_factory=dict)
     references: int = 0
     edges: int = 0
+    pools: CandidatePools = field(init=False)
 
     def __post_init__(self) -> None:
         self.pools = CandidatePools(self.candidates)
@@ -119,9 +120,7 @@ class ResolutionPass:
         reference through what its file's imports now point at. A file's answers depend on its own
         imports and on the definitions alone, so files are resolved a step at a time."""
         db = self._db
-        db.execute("CREATE TEMP TABLE IF NOT EXISTS step_files(file_id INTEGER PRIMARY KEY)")
-        db.execute("DELETE FROM step_files")
-        db.executemany("INSERT INTO step_files(file_id) VALUES (?)", [(file_id,) for file_id in file_ids])
+        _fill_temp_table(db, "step_files", "file_id INTEGER", file_ids)
         # One row per reference, grouped so that each distinct name use in a file is resolved once.
         pending: list[ReferenceRow] = db.execute(
             "SELECT r.file_id, r.kind, r.name, r.key, r.id, r.source_id FROM step_files s"
@@ -189,9 +188,7 @@ class ResolutionPass:
         if not file_ids:
             return []
         db = self._db
-        db.execute("CREATE TEMP TABLE IF NOT EXISTS redirected(file_id INTEGER PRIMARY KEY)")
-        db.execute("DELETE FROM redirected")
-        db.executemany("INSERT INTO redirected(file_id) VALUES (?)", [(file_id,) for file_id in file_ids])
+        _fill_temp_table(db, "redirected", "file_id INTEGER", file_ids)
         added: list[ReferenceRow] = db.execute(
             "SELECT r.file_id, r.kind, r.name, r.key, r.id, r.source_id FROM redirected d"
             " CROSS JOIN refs r ON r.file_id = d.file_id"
@@ -204,9 +201,7 @@ class ResolutionPass:
     def _qualified_names(self, node_ids: set[int]) -> dict[int, str]:
         """Qualified names of these definitions (those the references to resolve sit in)."""
         db = self._db
-        db.execute("CREATE TEMP TABLE IF NOT EXISTS sources(node_id INTEGER PRIMARY KEY)")
-        db.execute("DELETE FROM sources")
-        db.executemany("INSERT INTO sources(node_id) VALUES (?)", [(node_id,) for node_id in node_ids])
+        _fill_temp_table(db, "sources", "node_id INTEGER", node_ids)
         return dict(
             db.execute("SELECT n.id, n.qualified_name FROM sources s CROSS JOIN nodes n ON n.id = s.node_id")
         )
@@ -219,9 +214,7 @@ class ResolutionPass:
 
     def _candidates(self, keys: set[str]) -> dict[str, list[Candidate]]:
         db = self._db
-        db.execute("CREATE TEMP TABLE IF NOT EXISTS wanted(name TEXT PRIMARY KEY)")
-        db.execute("DELETE FROM wanted")
-        db.executemany("INSERT INTO wanted(name) VALUES (?)", [(key,) for key in keys])
+        _fill_temp_table(db, "wanted", "name TEXT", keys)
         by_key: dict[str, list[Candidate]] = defaultdict(list)
         for node_id, file_id, kind, name, qualified_name, parent_id, path in db.execute(
             "SELECT n.id, n.file_id, n.kind, n.name, n.qualified_name, n.parent_id, f.path"
@@ -235,9 +228,7 @@ class ResolutionPass:
     def _imports_of(self, file_ids: set[int]) -> tuple[dict[int, dict[str, list[int]]], dict[int, set[int]]]:
         """Per file: what each import key resolved to, and the files those imports point into."""
         db = self._db
-        db.execute("CREATE TEMP TABLE IF NOT EXISTS importers(file_id INTEGER PRIMARY KEY)")
-        db.execute("DELETE FROM importers")
-        db.executemany("INSERT INTO importers(file_id) VALUES (?)", [(file_id,) for file_id in file_ids])
+        _fill_temp_table(db, "importers", "file_id INTEGER", file_ids)
         targets: dict[int, dict[str, list[int]]] = defaultdict(lambda: defaultdict(list))
         files: dict[int, set[int]] = defaultdict(set)
         for file_id, key, dst_id, dst_file in db.execute(
@@ -248,3 +239,13 @@ class ResolutionPass:
             targets[file_id][key].append(dst_id)
             files[file_id].add(dst_file)
         return targets, files
+
+
+def _fill_temp_table(db: sqlite3.Connection, name: str, column: str, values: Iterable[int | str]) -> None:
+    """Make the temporary table ``name`` of one primary-key column hold exactly these values.
+
+    The pass joins the index's tables against such small tables (CROSS JOIN, small side first)
+    rather than binding thousands of parameters into one ``IN`` list."""
+    db.execute(f"CREATE TEMP TABLE IF NOT EXISTS {name}({column} PRIMARY KEY)")
+    db.execute(f"DELETE FROM {name}")
+    db.executemany(f"INSERT INTO {name} VALUES (?)", [(value,) for value in values])
