@@ -312,6 +312,9 @@ HAND_SET: Mapping[str, Any] = {
         "named": 0.6,
         "namedExactly": 0.4,
         "frame": 1.2,
+        # A prior, as no commit message quotes a stack trace: the failing frame of the project's own
+        # code counts as a second frame.
+        "innermostFrame": 1.2,
         "mentionedFile": 0.3,
         # New with the learned weights, too rare in commit messages to learn: a module path names a
         # file as a file path does.

@@ -696,3 +696,80 @@ def test_a_weak_body_of_another_file_gives_way_to_summaries() -> None:
     selection = diversify(ranked, files, limits_for(ContextOptions(budget_tokens=8000)), frozenset())
     assert [item.node.id for item in selection.bodies] == [1, 2, 3, 4, 5, 6]
     assert [item.node.id for item in selection.summaries] == [7]
+
+
+ORDER_FILES = {
+    "shop/forms.py": (
+        "from shop.validators import validate_quantity\n\n\n"
+        "class OrderForm:\n"
+        "    def clean(self, data):\n"
+        "        quantity = validate_quantity(data.get('quantity'))\n"
+        "        return {'quantity': quantity}\n"
+    ),
+    "shop/validators.py": "def validate_quantity(value):\n    return int(value)\n",
+    "src/forms.rs": (
+        "use crate::validators::validate_quantity;\n\n"
+        "pub struct OrderForm;\n\n"
+        "impl OrderForm {\n"
+        "    pub fn clean(&self, data: &str) -> u32 {\n"
+        "        validate_quantity(data)\n"
+        "    }\n"
+        "}\n"
+    ),
+    "src/validators.rs": "pub fn validate_quantity(value: &str) -> u32 {\n    value.parse().unwrap()\n}\n",
+    "tests/test_forms.py": (
+        "from shop.forms import OrderForm\n\n\n"
+        "def test_a_blank_quantity_is_a_validation_error():\n"
+        "    OrderForm().clean({'quantity': ''})\n"
+    ),
+}
+PYTHON_TRACEBACK = (
+    "OrderForm.clean raises ValueError for a blank quantity instead of a validation error\n\n"
+    "Traceback (most recent call last):\n"
+    '  File "tests/test_forms.py", line 5, in test_a_blank_quantity_is_a_validation_error\n'
+    "    OrderForm().clean({'quantity': ''})\n"
+    '  File "/home/me/shop/shop/forms.py", line 7, in clean\n'
+    "    quantity = validate_quantity(data.get('quantity'))\n"
+    '  File "/home/me/shop/shop/validators.py", line 2, in validate_quantity\n'
+    "    return int(value)\n"
+    "ValueError: invalid literal for int() with base 10: ''\n"
+)
+RUST_PANIC = (
+    "OrderForm::clean panics for a blank quantity instead of a validation error\n\n"
+    "thread 'main' panicked at src/validators.rs:2:11:\n"
+    "called `Result::unwrap()` on an `Err` value: ParseIntError { kind: Empty }\n"
+    "stack backtrace:\n"
+    "   0: shop::validators::validate_quantity\n"
+    "             at ./src/validators.rs:2:11\n"
+    "   1: shop::forms::OrderForm::clean\n"
+    "             at ./src/forms.rs:7:9\n"
+)
+
+
+@pytest.mark.parametrize(
+    ("task", "innermost"),
+    [
+        # Python prints the most recent call last; the test's frame is no place to fix.
+        (PYTHON_TRACEBACK, "shop/validators.py::validate_quantity"),
+        # Rust, like Go, Java and JavaScript, prints the failing frame first.
+        (RUST_PANIC, "src/validators.rs::validate_quantity"),
+    ],
+)
+def test_the_innermost_frame_of_a_quoted_stack_trace_ranks_first(
+    tmp_path: Path, task: str, innermost: str
+) -> None:
+    """The task names the form's method and quotes a stack trace through it: the definition where the
+    failure happens, the trace's innermost frame in the project's own code, ranks above the method
+    the task names, which is a frame too."""
+    root = write_tree(tmp_path / "ws", ORDER_FILES)
+    store = IndexStore(root, tmp_path / "index")
+    try:
+        Indexer(root, store, IndexConfig(workers=0)).reconcile()
+        with store.snapshot() as snapshot:
+            ranking = rank(task, snapshot, ContextOptions(), Focus(), WorkspaceSources(root))
+    finally:
+        store.close()
+    first = ranking.ranked[0]
+    assert f"{first.node.path}::{first.node.qualified_name}" == innermost
+    assert first.signals["innermostFrame"] == 1.0
+    assert [item.signals.get("innermostFrame", 0.0) for item in ranking.ranked].count(1.0) == 1

@@ -31,6 +31,17 @@ def test_frames_paths_and_dotted_names() -> None:
     assert "models.Field.get_db_prep_value" in task.dotted_names
 
 
+def test_frames_come_innermost_first() -> None:
+    """Python prints the most recent call last; Rust, Go, Java and JavaScript print it first."""
+    python = parse_task(
+        'Traceback (most recent call last):\n  File "app/cli.py", line 9, in main\n'
+        '  File "app/forms.py", line 4, in clean\nValueError: bad'
+    )
+    assert python.frames == (Frame("app/forms.py", 4), Frame("app/cli.py", 9))
+    rust = parse_task("panicked at src/forms.rs:4:9\n   at src/main.rs:9:5")
+    assert rust.frames == (Frame("src/forms.rs", 4), Frame("src/main.rs", 9))
+
+
 @pytest.mark.parametrize(
     ("task", "about_tests"),
     [
@@ -45,6 +56,10 @@ def test_frames_paths_and_dotted_names() -> None:
         ("this path is undocumented and untested", False),
         ("pytest crashes when collecting a package", False),
         ("broken in the latest release", False),
+        # A traceback through the test that shows the bug is a bug report, not a task about tests.
+        ('Traceback (most recent call last):\n  File "tests/test_parser.py", line 3, in test_x', False),
+        ("thread 'main' panicked at tests/parser.rs:14:5", False),
+        ('see tests/test_parser.py\n  File "tests/test_parser.py", line 3, in test_x', True),
     ],
 )
 def test_tests_are_wanted_only_when_the_task_is_about_them(task: str, about_tests: bool) -> None:

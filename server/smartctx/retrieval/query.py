@@ -251,6 +251,7 @@ class ParsedTask:
     identifiers: tuple[str, ...]
     dotted_names: tuple[str, ...]
     file_paths: tuple[str, ...]
+    # The stack frames the task quotes, innermost first.
     frames: tuple[Frame, ...]
     mentions_tests: bool = field(default=False)
     # Words that only ever appeared as plain prose (never in a name, code or a path): the ones an
@@ -296,17 +297,24 @@ def _looks_like_identifier(word: str) -> bool:
 
 def _about_tests(text: str, file_paths: Sequence[str]) -> bool:
     """Whether the task is about tests: it asks for tests to be written, fixed or extended, starts
-    with "test(s)", or names a test file.
+    with "test(s)", or names a test file (``file_paths``: those outside quoted stack frames).
 
     Saying "test" in passing ("in my test the total is wrong", "This is a test") is not enough, and
-    neither is naming a ``test_…`` function: bug reports quote the test that shows the bug, and
-    their fix is in the code. Words that merely contain "test" ("untested", "pytest") never count.
+    neither is naming a ``test_…`` function or quoting a stack trace through a test file: bug
+    reports quote the test that shows the bug, and their fix is in the code. Words that merely
+    contain "test" ("untested", "pytest") never count.
     """
     return (
         _TESTS_WANTED.search(text) is not None
         or _STARTS_WITH_TESTS.match(text) is not None
         or any(is_test_path(path) for path in file_paths)
     )
+
+
+def _paths_outside_frames(text: str) -> tuple[str, ...]:
+    """The file paths the task names other than in the stack frames it quotes."""
+    unframed = _FRAME_GENERIC.sub(" ", _FRAME_PYTHON.sub(" ", text))
+    return tuple(_normalise_path(path) for path in _FILE_PATH.findall(unframed))
 
 
 def without_comments(text: str) -> str:
@@ -357,9 +365,11 @@ def parse_task(text: str) -> ParsedTask:
             named_words.add(part)
             add(part, SPLIT_PART_WEIGHT if len(split_identifier(identifier)) > 1 else weight)
 
+    # Innermost first: Python prints the most recent call last; the other formats (Java, Go, Rust,
+    # JavaScript, a compiler's "file:line") print the place of the failure first.
     frames = tuple(
         Frame(_normalise_path(path), int(line))
-        for path, line in [*_FRAME_PYTHON.findall(text), *_FRAME_GENERIC.findall(text)]
+        for path, line in [*reversed(_FRAME_PYTHON.findall(text)), *_FRAME_GENERIC.findall(text)]
     )
     code_text = " ".join([*_CODE_SPAN.findall(text), *_CODE_BLOCK.findall(text)])
     file_paths = _unique(_normalise_path(p) for p in _FILE_PATH.findall(text))
@@ -394,7 +404,7 @@ def parse_task(text: str) -> ParsedTask:
         dotted_names=dotted[:MAX_NAMED],
         file_paths=file_paths[:MAX_NAMED],
         frames=frames[:MAX_NAMED],
-        mentions_tests=_about_tests(text, file_paths),
+        mentions_tests=_about_tests(text, _paths_outside_frames(text)),
         prose=frozenset(word for word in prose if word in strongest and word not in named_words),
     )
 

@@ -62,6 +62,9 @@ class SearchResult:
     # The files past commits whose messages resemble the task changed (similar_commits.py), each with
     # its signal in (0, 1].
     similar_commits: dict[str, float] = field(default_factory=dict)
+    # The definition at the innermost frame of the project's own code (not a test's) the task
+    # quotes: where a traceback's failure happens, the likeliest place of its fix.
+    innermost_framed: frozenset[int] = frozenset()
 
 
 def search(snapshot: IndexReader, task: ParsedTask, candidate_limit: int) -> SearchResult:
@@ -130,6 +133,7 @@ def search(snapshot: IndexReader, task: ParsedTask, candidate_limit: int) -> Sea
     for path in task.file_paths:
         mentioned.update(_indexed_paths(snapshot, path))
     framed: set[int] = set()
+    innermost: set[int] = set()
     for frame in task.frames:
         for path in _indexed_paths(snapshot, frame.path):
             mentioned.add(path)
@@ -137,6 +141,8 @@ def search(snapshot: IndexReader, task: ParsedTask, candidate_limit: int) -> Sea
             if node is not None and node.kind is not SymbolKind.MODULE:
                 framed.add(node.id)
                 nodes[node.id] = node
+                if not innermost and not is_test_path(path):
+                    innermost.add(node.id)
     modules = {path for dotted in task.dotted_names for path in _module_paths(snapshot, dotted)}
     return SearchResult(
         lexical,
@@ -150,6 +156,7 @@ def search(snapshot: IndexReader, task: ParsedTask, candidate_limit: int) -> Sea
         frozenset(modules),
         places,
         similar_commit_files(snapshot, task.words),
+        frozenset(innermost),
     )
 
 
