@@ -127,8 +127,25 @@ DEV_WIDE_REPOS = (
     DevRepo("ionic-team/stencil", "typescript", "30fc9f5985120e636eec8acbe2253145c97072d9"),
 )
 
+# Bug reports with a stack trace (issue #23): commits whose message quotes a Python traceback, the
+# shape of a task pasted from a crash, in three repositories no other set uses. An evaluation set,
+# never trained on: the frame signals' weights are priors, and this is where they are checked
+# beside SWE-bench Lite. The heads of the copies fetched on 2026-12-04 (ansible's on 2026-12-02).
+TRACEBACK_REPOS = (
+    DevRepo("ansible/ansible", "python", "c9ac477e53a99e95781f333eec3329a935c1bf95"),
+    DevRepo("ipython/ipython", "python", "7f0ee55684f08f5af18190aa58d4bb3018fb20d2"),
+    DevRepo("celery/celery", "python", "5dc781f0bd5f36186bfcc74e0a4f9f654452c69b"),
+)
+
 # The pinned sets by the name ``commits.py --set`` takes.
-REPO_SETS = {"dev": DEV_REPOS, "dev-wide": DEV_WIDE_REPOS, "train": TRAIN_REPOS}
+REPO_SETS = {
+    "dev": DEV_REPOS,
+    "dev-wide": DEV_WIDE_REPOS,
+    "train": TRAIN_REPOS,
+    "tracebacks": TRACEBACK_REPOS,
+}
+# What a commit's message must hold to be a task of a set, as ``git rev-list -E --grep`` reads it.
+MESSAGE_PATTERNS = {"tracebacks": r"Traceback \(most recent call last\)"}
 
 
 def never_train(path: Path = NEVER_TRAIN) -> frozenset[str]:
@@ -141,7 +158,8 @@ def never_train(path: Path = NEVER_TRAIN) -> frozenset[str]:
 
 def forbidden_for_training(repos: Iterable[DevRepo], path: Path = NEVER_TRAIN) -> list[str]:
     """The repositories of ``repos`` that ``path`` forbids to train on, or that the dev set evaluates."""
-    forbidden = never_train(path) | {repo.name.lower() for repo in (*DEV_REPOS, *DEV_WIDE_REPOS)}
+    evaluated = (*DEV_REPOS, *DEV_WIDE_REPOS, *TRACEBACK_REPOS)
+    forbidden = never_train(path) | {repo.name.lower() for repo in evaluated}
     return [repo.name for repo in repos if repo.name.lower() in forbidden]
 
 
@@ -595,10 +613,12 @@ class RepoSelection:
     examined: int = 0
 
 
-def candidate_shas(git_dir: Path, head: str, limit: int) -> list[str]:
+def candidate_shas(git_dir: Path, head: str, limit: int, message_pattern: str | None = None) -> list[str]:
     """Commits reachable from ``head``, newest first (merges included, so the merge rule is applied
-    and counted like every other rule)."""
-    listing = _git(git_dir, "rev-list", "--date-order", f"--max-count={limit}", head)
+    and counted like every other rule); only those whose message matches ``message_pattern`` when
+    there is one."""
+    grep = ["-E", f"--grep={message_pattern}"] if message_pattern else []
+    listing = _git(git_dir, "rev-list", "--date-order", f"--max-count={limit}", *grep, head)
     return listing.split()
 
 
@@ -621,14 +641,16 @@ def select_tasks(
     per_repo: int = DEFAULT_PER_REPO,
     parser: SourceParser | None = None,
     max_candidates: int = MAX_CANDIDATES,
+    message_pattern: str | None = None,
 ) -> RepoSelection:
-    """The newest ``per_repo`` commits before ``repo.head`` that pass every rule, as task rows."""
+    """The newest ``per_repo`` commits before ``repo.head`` that pass every rule (and whose message
+    matches ``message_pattern``, when given), as task rows."""
     parser = parser or SourceParser()
     comments = CommentLines()
     selection = RepoSelection(repo)
     subjects: set[str] = set()
     numbers: set[str] = set()
-    for sha in candidate_shas(git_dir, repo.head, max_candidates):
+    for sha in candidate_shas(git_dir, repo.head, max_candidates, message_pattern):
         if len(selection.tasks) >= per_repo:
             break
         selection.examined += 1
@@ -676,11 +698,19 @@ def task_row(repo: DevRepo, git_dir: Path, commit: Commit, gold: TaskGold) -> di
 
 
 def extract(
-    mirrors_dir: Path, repos: Iterable[DevRepo] = DEV_REPOS, per_repo: int = DEFAULT_PER_REPO
+    mirrors_dir: Path,
+    repos: Iterable[DevRepo] = DEV_REPOS,
+    per_repo: int = DEFAULT_PER_REPO,
+    message_pattern: str | None = None,
 ) -> list[RepoSelection]:
     """Select the tasks of every repository from its fetched copy."""
     parser = SourceParser()
-    return [select_tasks(repo, mirror_path(mirrors_dir, repo.name), per_repo, parser) for repo in repos]
+    return [
+        select_tasks(
+            repo, mirror_path(mirrors_dir, repo.name), per_repo, parser, message_pattern=message_pattern
+        )
+        for repo in repos
+    ]
 
 
 def write_tasks(path: Path, selections: Sequence[RepoSelection]) -> None:

@@ -37,6 +37,7 @@ from typing import Any
 from bench.datasets import MIRRORS, OUT_DIR
 from bench.quality.commit_tasks import (
     DEFAULT_PER_REPO,
+    MESSAGE_PATTERNS,
     REPO_SETS,
     DevRepo,
     extract,
@@ -85,6 +86,13 @@ DEFAULTS: dict[str, dict[str, Path]] = {
         "repos_dir": Path("/work/benchrepos/train-repos"),
         "index_root": Path("/work/benchrepos/train-index"),
         "coverage_out": OUT_DIR / "commits_parser_coverage-train.json",
+    },
+    "tracebacks": {
+        "data": OUT_DIR / "traceback_tasks.jsonl",
+        "out": OUT_DIR / "commits-tracebacks.json",
+        "repos_dir": Path("/work/benchrepos/traceback-repos"),
+        "index_root": Path("/work/benchrepos/traceback-index"),
+        "coverage_out": OUT_DIR / "commits_parser_coverage-tracebacks.json",
     },
 }
 DEFAULT_TASKS = DEFAULTS["dev"]["data"]
@@ -238,7 +246,7 @@ def run_extract(args: argparse.Namespace) -> int:
         print(f"never train on {', '.join(forbidden)}: remove them from TRAIN_REPOS", file=sys.stderr)
         return 2
     started = time.perf_counter()
-    selections = extract(args.mirrors_dir, repos, args.per_repo)
+    selections = extract(args.mirrors_dir, repos, args.per_repo, MESSAGE_PATTERNS.get(args.set))
     write_tasks(args.data, selections)
     rows = [
         [
@@ -293,7 +301,8 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
         "--set",
         choices=sorted(REPO_SETS),
         default="dev",
-        help="the pinned repositories: the dev set, its wider extension, or the ranking's training set",
+        help="the pinned repositories: the dev set, its wider extension, the ranking's training set, or"
+        " bug reports that quote a stack trace",
     )
     common.add_argument(
         "--data", type=Path, default=None, help="the task file (JSON lines; each set has its own default)"
