@@ -21,7 +21,10 @@ first appears in smartctx's packs (file and function Acc@k, MRR) per language an
     .venv/bin/python -m bench.quality.commits run --set train --budgets 8000 --keep-indexes DIR
 
 ``--set dev-wide`` is the dev set's wider Rust and TypeScript extension (``DEV_WIDE_REPOS``, issue
-#23 item 6), kept apart so the dev set's 280 tasks stay as they were.
+#23 item 6), kept apart so the dev set's 280 tasks stay as they were. ``--set tracebacks`` takes only
+commits whose message quotes a Python traceback (``TRACEBACK_REPOS``, ``MESSAGE_PATTERNS``): the
+bug reports pasted from a crash, where the stack frames' signals are checked (commit messages seldom
+quote one, so neither the training set nor the dev set can).
 """
 
 from __future__ import annotations

@@ -115,3 +115,27 @@ def test_editor_history_never_includes_the_task(commit_tasks: ModuleType, histor
     assert previous[0].files == ("core/core.go",)
     recent = commit_tasks.commits_before(repo.root / ".git", task, window_hours=36)
     assert [commit.sha for commit in recent] == [history["shas"]["shifted"]]
+
+
+def test_the_traceback_set_takes_only_commits_that_quote_a_traceback(
+    commit_tasks: ModuleType, tmp_path_factory: pytest.TempPathFactory
+) -> None:
+    repo = Repo(tmp_path_factory.mktemp("tracebacks") / "tool")
+    repo.write("core/core.go", CORE)
+    repo.commit("Start the tool with Alpha and Beta")
+    repo.write("core/core.go", CORE.replace("return x", "return 2 * x"))
+    crash = repo.commit(
+        "Fix a crash in Beta on large input\n\n"
+        "Traceback (most recent call last):\n"
+        '  File "tool/run.py", line 3, in <module>\n'
+        "OverflowError: int too large\n"
+    )
+    repo.write("core/core.go", CORE.replace("return 1", "return 3"))
+    repo.commit("Make Alpha return three instead of one")
+    dev_repo = commit_tasks.DevRepo("acme/tool", "go", repo.git("rev-parse", "HEAD"))
+    pattern = commit_tasks.MESSAGE_PATTERNS["tracebacks"]
+    chosen = commit_tasks.select_tasks(dev_repo, repo.root / ".git", per_repo=10, message_pattern=pattern)
+    assert [task["commit"] for task in chosen.tasks] == [crash]
+    assert "Traceback (most recent call last)" in chosen.tasks[0]["problem_statement"]
+    every = commit_tasks.select_tasks(dev_repo, repo.root / ".git", per_repo=10)
+    assert len(every.tasks) == 2

@@ -29,6 +29,11 @@ def test_the_training_set_shares_no_repository_with_the_dev_set(bench: tuple[Mod
     assert commit_tasks.forbidden_for_training(commit_tasks.DEV_REPOS, Path("/nonexistent")) == [
         repo.name for repo in commit_tasks.DEV_REPOS
     ]
+    # The traceback set is evaluated on too.
+    assert commit_tasks.forbidden_for_training(commit_tasks.TRACEBACK_REPOS, Path("/nonexistent")) == [
+        repo.name for repo in commit_tasks.TRACEBACK_REPOS
+    ]
+    assert not {repo.name.lower() for repo in commit_tasks.TRACEBACK_REPOS} & set(train)
 
 
 def test_the_training_set_is_in_no_never_train_list(

@@ -42,6 +42,18 @@ def test_frames_come_innermost_first() -> None:
     assert rust.frames == (Frame("src/forms.rs", 4), Frame("src/main.rs", 9))
 
 
+def test_a_traceback_pasted_with_escaped_quotes_keeps_its_frames() -> None:
+    """A traceback copied out of JSON or a shell string: its quotes escaped, a Windows path's
+    backslashes kept as they are."""
+    escaped = parse_task(
+        'Traceback (most recent call last):\n  File \\"/tmp/run/app/cli.py\\", line 9, in main\n'
+        '  File \\"/tmp/run/app/forms.py\\", line 4, in clean'
+    )
+    assert escaped.frames == (Frame("tmp/run/app/forms.py", 4), Frame("tmp/run/app/cli.py", 9))
+    windows = parse_task('  File "C:\\work\\app\\forms.py", line 4, in clean')
+    assert windows.frames == (Frame("C:/work/app/forms.py", 4),)
+
+
 @pytest.mark.parametrize(
     ("task", "about_tests"),
     [

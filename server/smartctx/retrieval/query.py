@@ -211,7 +211,8 @@ STOPWORDS = frozenset(
     ]
 )
 
-_FRAME_PYTHON = re.compile(r'File "([^"\n]{1,400})", line (\d{1,7})')
+# A traceback pasted through JSON or a shell string keeps its quotes escaped (``File \"x.py\", line 3``).
+_FRAME_PYTHON = re.compile(r'File \\?"([^"\n]{1,400}?)\\?", line (\d{1,7})')
 # A frame's path starts where a run of path characters starts: tried from every character of a long
 # run instead, the bounded repeat made a 1 MB task of dotted words take seconds.
 _FRAME_GENERIC = re.compile(r"(?<![\w./\\-])([\w./\\-]{1,300}\.[A-Za-z]{1,5}):(\d{1,7})(?::\d+)?")
