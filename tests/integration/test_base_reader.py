@@ -62,6 +62,7 @@ COMPARED = {
     "row_count",
     "innermost_node_at",
     "nodes_at",
+    "definitions_named",
     "reference_targets",
     "uses_of",
     "paths_ending_with",
@@ -182,6 +183,8 @@ def test_definitions_by_id_name_place_and_file(
     assert base.folded_named(names) == local.folded_named(names) != []
     for node in samples["definitions"]:
         assert base.nodes_at(node.path, node.qualified_name) == local.nodes_at(node.path, node.qualified_name)
+        named = local.definitions_named(node.path, node.name)
+        assert base.definitions_named(node.path, node.name) == named and node in named
         middle = (node.start_line + node.end_line) // 2
         assert base.innermost_node_at(node.path, middle) == local.innermost_node_at(node.path, middle)
         suffix = node.qualified_name.rpartition(".")[2]

@@ -263,6 +263,9 @@ def test_definitions_by_id_name_place_and_file(
             local, local.innermost_node_at(path, start + 1)
         )
         name = qualified.rpartition(".")[2]
+        assert [shown(merged, n) for n in merged.definitions_named(path, name)] == [
+            shown(local, n) for n in local.definitions_named(path, name)
+        ]
         assert sorted(shown(merged, n) for n in merged.nodes_named_within(name, name)) == sorted(
             shown(local, n) for n in local.nodes_named_within(name, name)
         )

@@ -773,3 +773,44 @@ def test_the_innermost_frame_of_a_quoted_stack_trace_ranks_first(
     assert f"{first.node.path}::{first.node.qualified_name}" == innermost
     assert first.signals["innermostFrame"] == 1.0
     assert [item.signals.get("innermostFrame", 0.0) for item in ranking.ranked].count(1.0) == 1
+
+
+CART_FORM = (
+    "class CartForm:\n"
+    "    def total(self, lines):\n"
+    "        return sum(line.amount for line in lines)\n"
+    "\n"
+    "    def clean(self, data):\n"
+    "        return int(data['quantity'])\n"
+)
+
+
+@pytest.mark.parametrize(
+    ("line", "function", "framed"),
+    [
+        # The reporter's file had two more lines at the top: line 7 was in clean, here it is past it.
+        (7, "clean", "CartForm.clean"),
+        # Line 3 is in total here; the frame says clean, which sits beside it in the same class.
+        (3, "clean", "CartForm.clean"),
+        # Where the frame names no function this file defines, its line decides.
+        (3, "checkout", "CartForm.total"),
+        (6, "clean", "CartForm.clean"),
+    ],
+)
+def test_a_frame_names_its_function_when_its_line_is_from_another_version(
+    tmp_path: Path, line: int, function: str, framed: str
+) -> None:
+    task = (
+        "CartForm raises ValueError for a blank quantity\n\nTraceback (most recent call last):\n"
+        f'  File "/srv/app/shop/cart.py", line {line}, in {function}\n'
+        "ValueError: invalid literal for int() with base 10: ''\n"
+    )
+    root = write_tree(tmp_path / "ws", {"shop/cart.py": CART_FORM})
+    store = IndexStore(root, tmp_path / "index")
+    try:
+        Indexer(root, store, IndexConfig(workers=0)).reconcile()
+        with store.snapshot() as snapshot:
+            ranking = rank(task, snapshot, ContextOptions(), Focus(), WorkspaceSources(root))
+    finally:
+        store.close()
+    assert [ranking.found.nodes[node_id].qualified_name for node_id in ranking.found.framed] == [framed]

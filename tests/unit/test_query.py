@@ -25,7 +25,7 @@ def test_frames_paths_and_dotted_names() -> None:
         '  File "/usr/lib/python3/site-packages/django/db/models/query.py", line 812, in bulk_create\n'
         "see django/forms/fields.py and models.Field.get_db_prep_value; also src/app.ts:14:3"
     )
-    assert Frame("usr/lib/python3/site-packages/django/db/models/query.py", 812) in task.frames
+    assert Frame("usr/lib/python3/site-packages/django/db/models/query.py", 812, "bulk_create") in task.frames
     assert Frame("src/app.ts", 14) in task.frames
     assert "django/forms/fields.py" in task.file_paths
     assert "models.Field.get_db_prep_value" in task.dotted_names
@@ -37,7 +37,7 @@ def test_frames_come_innermost_first() -> None:
         'Traceback (most recent call last):\n  File "app/cli.py", line 9, in main\n'
         '  File "app/forms.py", line 4, in clean\nValueError: bad'
     )
-    assert python.frames == (Frame("app/forms.py", 4), Frame("app/cli.py", 9))
+    assert python.frames == (Frame("app/forms.py", 4, "clean"), Frame("app/cli.py", 9, "main"))
     rust = parse_task("panicked at src/forms.rs:4:9\n   at src/main.rs:9:5")
     assert rust.frames == (Frame("src/forms.rs", 4), Frame("src/main.rs", 9))
 
@@ -49,9 +49,12 @@ def test_a_traceback_pasted_with_escaped_quotes_keeps_its_frames() -> None:
         'Traceback (most recent call last):\n  File \\"/tmp/run/app/cli.py\\", line 9, in main\n'
         '  File \\"/tmp/run/app/forms.py\\", line 4, in clean'
     )
-    assert escaped.frames == (Frame("tmp/run/app/forms.py", 4), Frame("tmp/run/app/cli.py", 9))
+    assert escaped.frames == (
+        Frame("tmp/run/app/forms.py", 4, "clean"),
+        Frame("tmp/run/app/cli.py", 9, "main"),
+    )
     windows = parse_task('  File "C:\\work\\app\\forms.py", line 4, in clean')
-    assert windows.frames == (Frame("C:/work/app/forms.py", 4),)
+    assert windows.frames == (Frame("C:/work/app/forms.py", 4, "clean"),)
 
 
 @pytest.mark.parametrize(

@@ -212,7 +212,7 @@ STOPWORDS = frozenset(
 )
 
 # A traceback pasted through JSON or a shell string keeps its quotes escaped (``File \"x.py\", line 3``).
-_FRAME_PYTHON = re.compile(r'File \\?"([^"\n]{1,400}?)\\?", line (\d{1,7})')
+_FRAME_PYTHON = re.compile(r'File \\?"([^"\n]{1,400}?)\\?", line (\d{1,7})(?:, in ([^\s,]{1,200}))?')
 # A frame's path starts where a run of path characters starts: tried from every character of a long
 # run instead, the bounded repeat made a 1 MB task of dotted words take seconds.
 _FRAME_GENERIC = re.compile(r"(?<![\w./\\-])([\w./\\-]{1,300}\.[A-Za-z]{1,5}):(\d{1,7})(?::\d+)?")
@@ -242,6 +242,8 @@ _FENCE = "```"
 class Frame:
     path: str
     line: int
+    # The function the frame names, where its format gives one (Python's "in clean").
+    function: str = ""
 
 
 @dataclass(frozen=True)
@@ -368,9 +370,12 @@ def parse_task(text: str) -> ParsedTask:
 
     # Innermost first: Python prints the most recent call last; the other formats (Java, Go, Rust,
     # JavaScript, a compiler's "file:line") print the place of the failure first.
-    frames = tuple(
-        Frame(_normalise_path(path), int(line))
-        for path, line in [*reversed(_FRAME_PYTHON.findall(text)), *_FRAME_GENERIC.findall(text)]
+    frames = (
+        *(
+            Frame(_normalise_path(path), int(line), function)
+            for path, line, function in reversed(_FRAME_PYTHON.findall(text))
+        ),
+        *(Frame(_normalise_path(path), int(line)) for path, line in _FRAME_GENERIC.findall(text)),
     )
     code_text = " ".join([*_CODE_SPAN.findall(text), *_CODE_BLOCK.findall(text)])
     file_paths = _unique(_normalise_path(p) for p in _FILE_PATH.findall(text))

@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 
 from smartctx.core.model import SymbolKind
 from smartctx.retrieval.file_kinds import is_test_path
-from smartctx.retrieval.query import ParsedTask
+from smartctx.retrieval.query import Frame, ParsedTask
 from smartctx.retrieval.similar_commits import similar_commit_files
 from smartctx.retrieval.terms import query_terms
 from smartctx.store.reader import IndexReader
@@ -137,7 +137,7 @@ def search(snapshot: IndexReader, task: ParsedTask, candidate_limit: int) -> Sea
     for frame in task.frames:
         for path in _indexed_paths(snapshot, frame.path):
             mentioned.add(path)
-            node = snapshot.innermost_node_at(path, frame.line)
+            node = _frame_node(snapshot, path, frame)
             if node is not None and node.kind is not SymbolKind.MODULE:
                 framed.add(node.id)
                 nodes[node.id] = node
@@ -158,6 +158,18 @@ def search(snapshot: IndexReader, task: ParsedTask, candidate_limit: int) -> Sea
         similar_commit_files(snapshot, task.words),
         frozenset(innermost),
     )
+
+
+def _frame_node(snapshot: IndexReader, path: str, frame: Frame) -> NodeRow | None:
+    """The definition a frame stands for: the one its line falls in, unless the frame names its
+    function and that one is called otherwise. The line is then from another version of the file
+    (the reporter's): the frame is the function of its name nearest the line."""
+    node = snapshot.innermost_node_at(path, frame.line)
+    name = frame.function
+    if not name or name.startswith("<") or (node is not None and node.name == name):
+        return node
+    named = snapshot.definitions_named(path, name)
+    return min(named, key=lambda found: (abs(found.start_line - frame.line), found.id), default=node)
 
 
 def _module_paths(snapshot: IndexReader, dotted: str) -> list[str]:

@@ -688,6 +688,17 @@ class IndexSnapshot:
         ).fetchone()
         return None if row is None else node_row(row)
 
+    def definitions_named(self, path: str, name: str) -> list[NodeRow]:
+        """The definitions in ``path`` called ``name`` in any scope, first in the file first."""
+        return [
+            node_row(row)
+            for row in self._db.execute(
+                f"SELECT {_NODE_COLUMNS} FROM {_NODE_FROM} WHERE f.path = ? AND n.name = ?"
+                " ORDER BY n.start_line, n.id",
+                (path, name),
+            )
+        ]
+
     def nodes_at(self, path: str, qualified_name: str) -> list[NodeRow]:
         """The definitions in ``path`` with this qualified name, first in the file first."""
         return [

@@ -537,6 +537,14 @@ class BaseSnapshot:
         )
         return found[0] if found else None
 
+    def definitions_named(self, path: str, name: str) -> list[NodeRow]:
+        return self._nodes_where(
+            "n.file_id = ANY(%s) AND n.name = %s",
+            self._file_ids([path]),
+            name,
+            order="n.start_line, n.node_id",
+        )
+
     def nodes_at(self, path: str, qualified_name: str) -> list[NodeRow]:
         return self._nodes_where(
             "n.file_id = ANY(%s) AND n.qualified_name = %s",

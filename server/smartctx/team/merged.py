@@ -230,6 +230,14 @@ class MergedReader:
             iter(self._visible([found] if (found := self._base.innermost_node_at(path, line)) else [])), None
         )
 
+    def definitions_named(self, path: str, name: str) -> list[NodeRow]:
+        if path in self._shadowed or path in self._overlay.files:
+            return sorted(
+                (node for node in self._by_path.get(path, ()) if node.name == name),
+                key=lambda node: (node.start_line, node.id),
+            )
+        return self._visible(self._base.definitions_named(path, name))
+
     def nodes_at(self, path: str, qualified_name: str) -> list[NodeRow]:
         if path in self._shadowed or path in self._overlay.files:
             return sorted(
