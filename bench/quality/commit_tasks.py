@@ -128,13 +128,16 @@ DEV_WIDE_REPOS = (
 )
 
 # Bug reports with a stack trace (issue #23): commits whose message quotes a Python traceback, the
-# shape of a task pasted from a crash, in three repositories no other set uses. An evaluation set,
-# never trained on: the frame signals' weights are priors, and this is where they are checked
-# beside SWE-bench Lite. The heads of the copies fetched on 2026-12-04 (ansible's on 2026-12-02).
+# shape of a task pasted from a crash, in repositories no other set uses. An evaluation set, never
+# trained on: the frame signals' weights are priors, and this is where they are checked beside
+# SWE-bench Lite. The heads of the copies fetched on 2026-12-04 (ansible's on 2026-12-02).
 TRACEBACK_REPOS = (
     DevRepo("ansible/ansible", "python", "c9ac477e53a99e95781f333eec3329a935c1bf95"),
     DevRepo("ipython/ipython", "python", "7f0ee55684f08f5af18190aa58d4bb3018fb20d2"),
     DevRepo("celery/celery", "python", "5dc781f0bd5f36186bfcc74e0a4f9f654452c69b"),
+    DevRepo("twisted/twisted", "python", "64661601a1e492a9448ac1011deb9cd9467a9e30"),
+    DevRepo("qutebrowser/qutebrowser", "python", "e688202adb6f99cf830e0917b62bdc899a61a973"),
+    DevRepo("beetbox/beets", "python", "07f39c5204997a356fd98b7e88ba9b185efb2e66"),
 )
 
 # The pinned sets by the name ``commits.py --set`` takes.
