@@ -128,9 +128,10 @@ DEV_WIDE_REPOS = (
 )
 
 # Bug reports with a stack trace (issue #23): commits whose message quotes a Python traceback, the
-# shape of a task pasted from a crash, in repositories no other set uses. An evaluation set, never
-# trained on: the frame signals' weights are priors, and this is where they are checked beside
-# SWE-bench Lite. The heads of the copies fetched on 2026-12-04 (ansible's on 2026-12-02).
+# shape of a task pasted from a crash, in repositories no other set uses. The frame signals' weights
+# are learned from it alone (``train_ranker.py --frames``, validated by holding its repositories out,
+# then on SWE-bench Lite); no other weight ever sees it. The heads of the copies fetched on
+# 2026-12-04 (ansible's on 2026-12-02).
 TRACEBACK_REPOS = (
     DevRepo("ansible/ansible", "python", "c9ac477e53a99e95781f333eec3329a935c1bf95"),
     DevRepo("ipython/ipython", "python", "7f0ee55684f08f5af18190aa58d4bb3018fb20d2"),

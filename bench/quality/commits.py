@@ -23,8 +23,8 @@ first appears in smartctx's packs (file and function Acc@k, MRR) per language an
 ``--set dev-wide`` is the dev set's wider Rust and TypeScript extension (``DEV_WIDE_REPOS``, issue
 #23 item 6), kept apart so the dev set's 280 tasks stay as they were. ``--set tracebacks`` takes only
 commits whose message quotes a Python traceback (``TRACEBACK_REPOS``, ``MESSAGE_PATTERNS``): the
-bug reports pasted from a crash, where the stack frames' signals are checked (commit messages seldom
-quote one, so neither the training set nor the dev set can).
+bug reports pasted from a crash, from which the stack frames' weights are learned (commit messages
+seldom quote one, so neither the training set nor the dev set can teach them).
 """
 
 from __future__ import annotations

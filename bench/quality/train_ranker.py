@@ -13,6 +13,10 @@ penalty, every weight at least 0:
    fitted; it keeps its hand-set weight on that scale.
 2. files: a gold file is one the change modified. A file's ``definitions`` signals are its best
    definitions' own scores, so they are recomputed here with the weights of step 1 first.
+3. stack frames, given ``--frames`` (a dump of ``commits.py --set tracebacks``: commits whose
+   message quotes a traceback, which the training set's messages almost never do): the weights of
+   ``FRAME_SIGNALS`` alone, every other weight held at step 1's. Validated the same way, by holding
+   the traceback set's repositories out.
 
 Validation holds whole repositories out, never tasks: each fifth of the repositories is scored by
 weights learned from the other four fifths, and the report compares that with the hand-set weights
@@ -33,7 +37,7 @@ import argparse
 import json
 import random
 import sys
-from collections import defaultdict
+from collections import Counter, defaultdict
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timezone
@@ -44,7 +48,14 @@ import numpy as np
 from scipy.optimize import minimize
 
 from bench.datasets import NEVER_TRAIN
-from bench.quality.commit_tasks import DEV_REPOS, DEV_WIDE_REPOS, TRAIN_REPOS, never_train
+from bench.quality.commit_tasks import (
+    DEV_REPOS,
+    DEV_WIDE_REPOS,
+    TRACEBACK_REPOS,
+    TRAIN_REPOS,
+    DevRepo,
+    never_train,
+)
 from bench.quality.swebench import format_table
 from smartctx.retrieval.files import FILE_SIGNALS, FURTHER_DEFINITIONS
 from smartctx.retrieval.rank_model import MODEL_FORMAT, RankModel
@@ -67,6 +78,9 @@ SEED = 23
 # class reached from its method holds the gold lines (bench/HISTORY.md, *Definitions within the
 # right file*).
 NEVER_LEARNED = frozenset({"reached"})
+# The signals of a quoted stack trace: learned from the traceback set (``--frames``) alone.
+FRAME_SIGNALS = frozenset({"frame", "innermostFrame"})
+FRAME_MASK = np.array([name in FRAME_SIGNALS for name in DEFINITION_SIGNALS])
 # Validation folds; each holds out a fifth of the repositories, whole.
 REPOSITORY_FOLDS = 5
 KS = (1, 3, 5, 10)
@@ -348,6 +362,31 @@ def repository_folds(tasks: Sequence[Task]) -> list[tuple[list[Task], list[Task]
     return folds
 
 
+def frame_weights(tasks: Sequence[Task], definition_weights: np.ndarray, penalty: float) -> np.ndarray:
+    """``definition_weights`` with the frame signals' weights fitted on ``tasks`` (tasks that quote a
+    stack trace), every other weight held where it is."""
+    rng = random.Random(SEED)
+    groups = [g for g in (pair_differences(*definition_matrix(task), rng) for task in tasks) if g is not None]
+    return fit(groups, penalty, definition_weights, ~FRAME_MASK)
+
+
+def held_out_frames(
+    tasks: Sequence[Task], definition_weights: np.ndarray, file_weights: np.ndarray, penalty: float
+) -> dict[str, Ranks]:
+    """The traceback tasks of each fold of repositories ranked with frame weights fitted on the
+    other folds, and with ``definition_weights`` as they are."""
+    before = Ranks([], [], [])
+    learned = Ranks([], [], [])
+    for held, others in repository_folds(tasks):
+        fitted = frame_weights(others, definition_weights, penalty)
+        for total, weights in ((before, definition_weights), (learned, fitted)):
+            part = evaluate(held, weights, file_weights)
+            total.definitions += part.definitions
+            total.files += part.files
+            total.files_by_definitions += part.files_by_definitions
+    return {"before": before, "learned": learned}
+
+
 def held_out(
     tasks: Sequence[Task], penalty: float, left_out: frozenset[str] = NEVER_LEARNED
 ) -> dict[str, Ranks]:
@@ -445,13 +484,17 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
         default=frozenset(),
         help="signals held at their hand-set weight besides those never learned (to measure what one adds)",
     )
+    parser.add_argument(
+        "--frames", type=Path, help="a rank_features.py dump of the traceback set: learn the frame weights"
+    )
     parser.add_argument("--write", type=Path, help="write the learned model here (e.g. the shipped file)")
     return parser.parse_args(argv)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = parse_args(argv)
-    tasks = load(args.features, read_never_train(args.never_train))
+    frame_repos = frozenset(repo.name.lower() for repo in TRACEBACK_REPOS)
+    tasks = load(args.features, read_never_train(args.never_train) | frame_repos)
     repos = sorted({task.repo for task in tasks})
     print(f"{len(tasks)} tasks from {len(repos)} repositories")
     penalties = [args.penalty] if args.penalty is not None else list(PENALTIES)
@@ -471,34 +514,38 @@ def main(argv: Sequence[str] | None = None) -> int:
     _, penalty, results = best
     print(f"\nchosen penalty: {penalty}")
     definition_weights, file_weights = train(tasks, penalty, random.Random(SEED), left_out)
+    frames: dict[str, Any] = {}
+    if args.frames is not None:
+        frame_tasks = load([args.frames], read_never_train(args.never_train))
+        frame_results = held_out_frames(frame_tasks, definition_weights, file_weights, penalty)
+        print(f"\nframe weights from {len(frame_tasks)} traceback tasks, held out by repository")
+        print(format_table(["weights", "level", *(f"Any@{k} %" for k in KS), "MRR"], report(frame_results)))
+        definition_weights = frame_weights(frame_tasks, definition_weights, penalty)
+        frames = {
+            "source": "frame weights learned by bench/quality/train_ranker.py --frames from commits that"
+            " quote a traceback (bench/quality/commit_tasks.py TRACEBACK_REPOS), the others held",
+            "tasks": len(frame_tasks),
+            "repositories": pinned_heads(Counter(task.repo for task in frame_tasks), TRACEBACK_REPOS),
+            "heldOutByRepository": held_figures(frame_results),
+        }
     for names, weights in ((DEFINITION_SIGNALS, definition_weights), (FILE_SIGNALS, file_weights)):
         print(", ".join(f"{name} {weight:+.3f}" for name, weight in zip(names, weights, strict=True)))
     if args.write is None:
         return 0
-    counts: defaultdict[str, int] = defaultdict(int)
-    for task in tasks:
-        counts[task.repo] += 1
-    held = {
-        name: {
-            level: figures(values) for level, values in (("definitions", r.definitions), ("files", r.files))
-        }
-        for name, r in results.items()
-    }
-    provenance = {
+    kept_definitions = _rare_names(DEFINITION_SIGNALS, [task.definitions for task in tasks])
+    provenance: dict[str, Any] = {
         "source": "learned by bench/quality/train_ranker.py from commit tasks"
         " (bench/quality/commit_tasks.py TRAIN_REPOS)",
         "date": datetime.now(timezone.utc).strftime("%Y-%m-%d"),
         "tasks": len(tasks),
-        "repositories": pinned_heads(counts),
+        "repositories": pinned_heads(Counter(task.repo for task in tasks), TRAIN_REPOS),
         "penalty": penalty,
         "keptHandSet": {
-            "definitions": _rare_names(DEFINITION_SIGNALS, [task.definitions for task in tasks]),
+            "definitions": [name for name in kept_definitions if not (frames and name in FRAME_SIGNALS)],
             "files": _rare_names(FILE_SIGNALS, [file_matrix(task, definition_weights)[0] for task in tasks]),
         },
-        "heldOutByRepository": {
-            name: {level: {k: round(v, 4) for k, v in found.items()} for level, found in levels.items()}
-            for name, levels in held.items()
-        },
+        "heldOutByRepository": held_figures(results),
+        **({"frames": frames} if frames else {}),
     }
     args.write.write_text(
         json.dumps(model_json(definition_weights, file_weights, provenance), indent=2) + "\n"
@@ -511,9 +558,20 @@ def _rare_names(names: Sequence[str], matrices: Sequence[np.ndarray]) -> list[st
     return [name for name, rare in zip(names, rare_signals(matrices), strict=True) if rare]
 
 
-def pinned_heads(counts: Mapping[str, int]) -> list[dict[str, Any]]:
-    """Each training repository with its pinned head (``commit_tasks.TRAIN_REPOS``) and task count."""
-    heads = {repo.name: repo.head for repo in TRAIN_REPOS}
+def held_figures(results: Mapping[str, Ranks]) -> dict[str, dict[str, dict[str, float]]]:
+    """Held-out figures for the provenance: each model's Any@k and MRR, for definitions and files."""
+    return {
+        name: {
+            level: {k: round(v, 4) for k, v in figures(values).items()}
+            for level, values in (("definitions", ranks.definitions), ("files", ranks.files))
+        }
+        for name, ranks in results.items()
+    }
+
+
+def pinned_heads(counts: Mapping[str, int], pinned: Iterable[DevRepo]) -> list[dict[str, Any]]:
+    """Each repository learned from with its pinned head (from ``pinned``) and task count."""
+    heads = {repo.name: repo.head for repo in pinned}
     return [
         {"repo": repo, "head": heads.get(repo, ""), "tasks": count} for repo, count in sorted(counts.items())
     ]

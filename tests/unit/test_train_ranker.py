@@ -108,3 +108,45 @@ def test_without_the_list_of_evaluation_repositories_it_does_not_train(
 ) -> None:
     with pytest.raises(SystemExit, match="needed to train safely"):
         trainer.main(["--features", str(features), "--never-train", str(tmp_path / "missing.txt")])
+
+
+def traceback_task(rng: random.Random, repo: str) -> dict[str, Any]:
+    """A made-up task quoting a traceback: two frames in different files, the gold one innermost;
+    the outer frame's definition is also named by the task (``named``, ``nameWords``)."""
+    task = made_up_task(rng, repo)
+    for definition in task["definitions"]:
+        definition["signals"].pop("nameWords", None)
+    gold = next(definition for definition in task["definitions"] if definition["gold"])
+    outer = next(
+        definition
+        for definition in task["definitions"]
+        if definition["id"].split("::")[0] != gold["id"].split("::")[0]
+    )
+    gold["signals"].update(frame=1.0, innermostFrame=1.0, bm25=0.2)
+    outer["signals"].update(frame=1.0, named=1.0, nameWords=1.0)
+    return task
+
+
+def test_the_frame_weights_are_learned_from_the_traceback_set_alone(
+    trainer: ModuleType, features: Path, never_train: Path, tmp_path: Path
+) -> None:
+    rng = random.Random(11)
+    frames = tmp_path / "frames.jsonl"
+    rows = [traceback_task(rng, f"owner/crashes{index % 3}") for index in range(30)]
+    frames.write_text("".join(json.dumps(row) + "\n" for row in rows))
+    argv = ["--features", str(features), "--never-train", str(never_train), "--penalty", "0.01"]
+    plain, learned = tmp_path / "plain.json", tmp_path / "learned.json"
+    assert trainer.main([*argv, "--write", str(plain)]) == 0
+    assert trainer.main([*argv, "--frames", str(frames), "--write", str(learned)]) == 0
+    before, after = (json.loads(path.read_text()) for path in (plain, learned))
+    # The commit tasks hold no frame: without --frames the frame signals keep their priors.
+    assert before["definitions"]["frame"] == before["definitions"]["innermostFrame"] == 1.2
+    assert after["definitions"]["innermostFrame"] > max(1.2, after["definitions"]["frame"])
+    assert {k: v for k, v in after["definitions"].items() if k not in ("frame", "innermostFrame")} == {
+        k: v for k, v in before["definitions"].items() if k not in ("frame", "innermostFrame")
+    }
+    assert after["files"] == before["files"]
+    assert "frame" not in after["provenance"]["keptHandSet"]["definitions"]
+    frames_held = after["provenance"]["frames"]["heldOutByRepository"]
+    assert frames_held["learned"]["definitions"]["@1"] > frames_held["before"]["definitions"]["@1"]
+    assert after["provenance"]["frames"]["tasks"] == 30
