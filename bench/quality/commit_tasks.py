@@ -127,11 +127,11 @@ DEV_WIDE_REPOS = (
     DevRepo("ionic-team/stencil", "typescript", "30fc9f5985120e636eec8acbe2253145c97072d9"),
 )
 
-# Bug reports with a stack trace (issue #23): commits whose message quotes a Python traceback, the
-# shape of a task pasted from a crash, in repositories no other set uses. The frame signals' weights
-# are learned from it alone (``train_ranker.py --frames``, validated by holding its repositories out,
-# then on SWE-bench Lite); no other weight ever sees it. The heads of the copies fetched on
-# 2026-12-04 (ansible's on 2026-12-02).
+# Bug reports with a stack trace (issue #23): commits whose message quotes a Python traceback or a
+# Java stack trace, the shape of a task pasted from a crash, in repositories no other set uses. The
+# frame signals' weights are learned from it alone (``train_ranker.py --frames``, validated by
+# holding its repositories out, then on SWE-bench Lite); no other weight ever sees it. The heads of
+# the copies fetched on 2026-12-04 (ansible's, netty's and grpc-java's earlier).
 TRACEBACK_REPOS = (
     DevRepo("ansible/ansible", "python", "c9ac477e53a99e95781f333eec3329a935c1bf95"),
     DevRepo("ipython/ipython", "python", "7f0ee55684f08f5af18190aa58d4bb3018fb20d2"),
@@ -139,6 +139,8 @@ TRACEBACK_REPOS = (
     DevRepo("twisted/twisted", "python", "64661601a1e492a9448ac1011deb9cd9467a9e30"),
     DevRepo("qutebrowser/qutebrowser", "python", "e688202adb6f99cf830e0917b62bdc899a61a973"),
     DevRepo("beetbox/beets", "python", "07f39c5204997a356fd98b7e88ba9b185efb2e66"),
+    DevRepo("netty/netty", "java", "0bb88a3e061f77355627e7fd7fc170ffdada7578"),
+    DevRepo("grpc/grpc-java", "java", "5fda0c7c35a938b2b0be05cdbe168dcb0700d64a"),
 )
 
 # The pinned sets by the name ``commits.py --set`` takes.
@@ -149,7 +151,10 @@ REPO_SETS = {
     "tracebacks": TRACEBACK_REPOS,
 }
 # What a commit's message must hold to be a task of a set, as ``git rev-list -E --grep`` reads it.
-MESSAGE_PATTERNS = {"tracebacks": r"Traceback \(most recent call last\)"}
+MESSAGE_PATTERNS = {
+    "tracebacks": r"Traceback \(most recent call last\)"
+    r"|at [a-z][A-Za-z0-9_.$]+\([A-Za-z0-9_$]+\.java:[0-9]+\)"
+}
 
 
 def never_train(path: Path = NEVER_TRAIN) -> frozenset[str]:
