@@ -773,6 +773,10 @@ def test_the_innermost_frame_of_a_quoted_stack_trace_ranks_first(
     assert f"{first.node.path}::{first.node.qualified_name}" == innermost
     assert first.signals["innermostFrame"] == 1.0
     assert [item.signals.get("innermostFrame", 0.0) for item in ranking.ranked].count(1.0) == 1
+    # The file map says why, once.
+    failing = next(file for file in ranking.files if file.path == innermost.split("::")[0])
+    assert failing.reason.startswith("where the stack trace fails")
+    assert "in the stack trace" not in failing.reason
 
 
 CART_FORM = (
@@ -814,3 +818,37 @@ def test_a_frame_names_its_function_when_its_line_is_from_another_version(
     finally:
         store.close()
     assert [ranking.found.nodes[node_id].qualified_name for node_id in ranking.found.framed] == [framed]
+
+
+DECODERS = {
+    f"src/main/java/org/shop/{package}/Decoder.java": (
+        f"package org.shop.{package};\n\n"
+        "public class Decoder {\n"
+        "    public int decode(String text) {\n"
+        "        return Integer.parseInt(text);\n"
+        "    }\n"
+        "}\n"
+    )
+    for package in ("orders", "payments")
+}
+
+
+def test_a_jvm_frame_finds_its_file_by_its_package(tmp_path: Path) -> None:
+    """Two ``Decoder.java`` in two packages: the stack trace's package says which one failed."""
+    task = (
+        'Decoding a blank amount fails\n\njava.lang.NumberFormatException: For input string: ""\n'
+        "\tat org.shop.payments.Decoder.decode(Decoder.java:5)\n"
+    )
+    root = write_tree(tmp_path / "ws", DECODERS)
+    store = IndexStore(root, tmp_path / "index")
+    try:
+        Indexer(root, store, IndexConfig(workers=0)).reconcile()
+        with store.snapshot() as snapshot:
+            ranking = rank(task, snapshot, ContextOptions(), Focus(), WorkspaceSources(root))
+    finally:
+        store.close()
+    framed = [ranking.found.nodes[node_id] for node_id in ranking.found.framed]
+    assert [(node.path, node.qualified_name) for node in framed] == [
+        ("src/main/java/org/shop/payments/Decoder.java", "Decoder.decode")
+    ]
+    assert ranking.found.mentioned_files == {"src/main/java/org/shop/payments/Decoder.java"}

@@ -42,6 +42,25 @@ def test_frames_come_innermost_first() -> None:
     assert rust.frames == (Frame("src/forms.rs", 4), Frame("src/main.rs", 9))
 
 
+def test_a_jvm_stack_trace_gives_its_package_folders_and_methods() -> None:
+    trace = parse_task(
+        "java.lang.IllegalStateException: closed\n"
+        "\tat io.netty.handler.codec.http.HttpObjectDecoder.decode(HttpObjectDecoder.java:420)"
+        " ~[netty.jar:4.1]\n"
+        "\tat io.netty.channel.Pipeline$Head.<init>(Pipeline.java:12)\n"
+        "\tat io.grpc.ServerImpl.lambda$start$0(ServerImpl.java:99)\n"
+        "\tat io.grpc.ServerImpl.<clinit>(ServerImpl.java:5)\n"
+    )
+    assert trace.frames[:4] == (
+        Frame("io/netty/handler/codec/http/HttpObjectDecoder.java", 420, "decode"),
+        Frame("io/netty/channel/Pipeline.java", 12, "Head"),
+        Frame("io/grpc/ServerImpl.java", 99, "start"),
+        Frame("io/grpc/ServerImpl.java", 5, ""),
+    )
+    # Each frame once: not again as a bare ``HttpObjectDecoder.java:420``.
+    assert [frame.line for frame in trace.frames].count(420) == 1
+
+
 def test_a_traceback_pasted_with_escaped_quotes_keeps_its_frames() -> None:
     """A traceback copied out of JSON or a shell string: its quotes escaped, a Windows path's
     backslashes kept as they are."""

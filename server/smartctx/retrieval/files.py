@@ -124,6 +124,7 @@ def _signals(
 
 # What a file's best definition was found by, in the file map's words, strongest evidence first.
 _EVIDENCE = (
+    ("innermostFrame", "where the stack trace fails"),
     ("frame", "in the stack trace"),
     ("named", "defines a name the task uses"),
     ("mentionedFile", "named in the task"),
@@ -135,7 +136,11 @@ _EVIDENCE = (
 
 def _reason(parts: Mapping[str, float], best: Mapping[str, float] | None, kind: FileKind | None) -> str:
     """Why a file ranks: what its best definition was found by, then the lexical evidence."""
-    reasons = [words for part, words in _EVIDENCE if best is not None and part in best]
+    reasons = [
+        words
+        for part, words in _EVIDENCE
+        if best is not None and part in best and not (part == "frame" and "innermostFrame" in best)
+    ]
     text, definitions = parts.get("text", 0.0), parts.get("definitions", 0.0)
     if text and text >= definitions:
         reasons.append("its text matches the task")

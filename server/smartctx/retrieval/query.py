@@ -10,6 +10,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
+from itertools import takewhile
 
 from smartctx.core.context import Warning
 from smartctx.core.identifiers import split_identifier, whole_word
@@ -213,6 +214,13 @@ STOPWORDS = frozenset(
 
 # A traceback pasted through JSON or a shell string keeps its quotes escaped (``File \"x.py\", line 3``).
 _FRAME_PYTHON = re.compile(r'File \\?"([^"\n]{1,400}?)\\?", line (\d{1,7})(?:, in ([^\s,]{1,200}))?')
+# A JVM stack frame, ``at io.netty.handler.Codec$Inner.decode(Codec.java:420)``: the class's package
+# says the folders above its source file, and the frame names its method.
+_FRAME_JVM = re.compile(
+    r"\bat ((?:[A-Za-z_$][\w$]{0,100}\.){1,30})([\w$<>]{1,200})"
+    r"\(([\w$]{1,200}\.(?:java|kt|scala|groovy)):(\d{1,7})\)"
+)
+_JVM_LAMBDA = re.compile(r"lambda\$(\w+?)\$\d+")
 # A frame's path starts where a run of path characters starts: tried from every character of a long
 # run instead, the bounded repeat made a 1 MB task of dotted words take seconds.
 _FRAME_GENERIC = re.compile(r"(?<![\w./\\-])([\w./\\-]{1,300}\.[A-Za-z]{1,5}):(\d{1,7})(?::\d+)?")
@@ -315,9 +323,25 @@ def _about_tests(text: str, file_paths: Sequence[str]) -> bool:
 
 
 def _paths_outside_frames(text: str) -> tuple[str, ...]:
-    """The file paths the task names other than in the stack frames it quotes."""
+    """The file paths the task names other than in the stack frames it quotes (``text`` without its
+    JVM frames already)."""
     unframed = _FRAME_GENERIC.sub(" ", _FRAME_PYTHON.sub(" ", text))
     return tuple(_normalise_path(path) for path in _FILE_PATH.findall(unframed))
+
+
+def _jvm_frame(owner: str, method: str, file: str, line: str) -> Frame:
+    """A JVM frame as a path and a function: the owner's package as the folders above its source
+    file (``io/netty/handler/Codec.java``); a constructor (``<init>``) named after its class, a
+    lambda after the method that holds it, a class initialiser after nothing."""
+    parts = owner.rstrip(".").split(".")
+    package = list(takewhile(lambda part: not part[:1].isupper(), parts[:-1]))
+    if method == "<init>":
+        function = parts[-1].rsplit("$", 1)[-1]
+    elif lambda_of := _JVM_LAMBDA.match(method):
+        function = lambda_of.group(1)
+    else:
+        function = "" if method.startswith("<") else method
+    return Frame("/".join([*package, file]), int(line), function)
 
 
 def without_comments(text: str) -> str:
@@ -368,6 +392,9 @@ def parse_task(text: str) -> ParsedTask:
             named_words.add(part)
             add(part, SPLIT_PART_WEIGHT if len(split_identifier(identifier)) > 1 else weight)
 
+    # A JVM frame's bare file name (``Decoder.java``) is no path of its own: its frame says the
+    # folders, so neither the generic frames nor the file paths read it again.
+    without_jvm_frames = _FRAME_JVM.sub(" ", text)
     # Innermost first: Python prints the most recent call last; the other formats (Java, Go, Rust,
     # JavaScript, a compiler's "file:line") print the place of the failure first.
     frames = (
@@ -375,10 +402,14 @@ def parse_task(text: str) -> ParsedTask:
             Frame(_normalise_path(path), int(line), function)
             for path, line, function in reversed(_FRAME_PYTHON.findall(text))
         ),
-        *(Frame(_normalise_path(path), int(line)) for path, line in _FRAME_GENERIC.findall(text)),
+        *(_jvm_frame(*found) for found in _FRAME_JVM.findall(text)),
+        *(
+            Frame(_normalise_path(path), int(line))
+            for path, line in _FRAME_GENERIC.findall(without_jvm_frames)
+        ),
     )
     code_text = " ".join([*_CODE_SPAN.findall(text), *_CODE_BLOCK.findall(text)])
-    file_paths = _unique(_normalise_path(p) for p in _FILE_PATH.findall(text))
+    file_paths = _unique(_normalise_path(p) for p in _FILE_PATH.findall(without_jvm_frames))
     dotted = _unique(
         name for name in _DOTTED.findall(text) if not _FILE_PATH.fullmatch(name) and not name[0].isdigit()
     )
@@ -410,7 +441,7 @@ def parse_task(text: str) -> ParsedTask:
         dotted_names=dotted[:MAX_NAMED],
         file_paths=file_paths[:MAX_NAMED],
         frames=frames[:MAX_NAMED],
-        mentions_tests=_about_tests(text, _paths_outside_frames(text)),
+        mentions_tests=_about_tests(text, _paths_outside_frames(without_jvm_frames)),
         prose=frozenset(word for word in prose if word in strongest and word not in named_words),
     )
 
