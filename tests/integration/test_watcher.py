@@ -205,6 +205,10 @@ def test_a_kernel_queue_overflow_asks_for_a_reconcile(root: Path, watcher: Watch
 
     assert calls.reconciles == ["inotify queue overflowed, events were lost"]
     assert watcher.watched_dirs() == {"", "src", "src/pkg", "docs"}
+    # The reader thread lives on: a file saved after the overflow still arrives.
+    (root / "src/pkg/after.py").write_text("x = 1\n")
+    calls.wait(lambda: "src/pkg/after.py" in calls.delivered())
+    assert calls.reconciles == ["inotify queue overflowed, events were lost"]
 
 
 def test_events_wait_while_git_rewrites_the_work_tree(tmp_path: Path, calls: Calls) -> None:

@@ -389,3 +389,9 @@ class Watcher:
         with self._lock:
             self._lost_events = "inotify queue overflowed, events were lost"
             self._wakeup.notify_all()
+
+    def on_events_lost(self) -> None:
+        """Called by watchdog 7.1.1 and later once every callback has seen the overflow: the
+        reconcile ``on_queue_overflow`` asked for covers the lost events, and an overflow drops no
+        watch of this watcher's, so there is nothing more to do (a second reconcile would repeat
+        the first)."""
