@@ -21,7 +21,7 @@ from smartctx.indexing.indexer import IndexConfig, Indexer
 from smartctx.indexing.sources import WorkspaceSources
 from smartctx.retrieval.diversify import CONTAINER_HEAD_LINES, diversify, limits_for
 from smartctx.retrieval.files import RankedFile
-from smartctx.retrieval.pipeline import build_context, rank
+from smartctx.retrieval.pipeline import Ranking, build_context, rank
 from smartctx.retrieval.score import GRAPH_ONLY_FACTOR, ScoredNode
 from smartctx.store.index_store import IndexStore
 from smartctx.wire.convert import pack_to_wire
@@ -42,6 +42,18 @@ def pack_for(
         with store.snapshot() as snapshot:
             request = ContextRequest(task, ContextOptions.from_values(dict(options)))
             return build_context(request, snapshot, counter, WorkspaceSources(root))
+    finally:
+        store.close()
+
+
+def ranking_for(tmp_path: Path, files: Mapping[str, str], task: str) -> Ranking:
+    """The first three stages' answer to ``task`` over a fresh index of ``files``."""
+    root = write_tree(tmp_path / "ws", files)
+    store = IndexStore(root, tmp_path / "index")
+    try:
+        Indexer(root, store, IndexConfig(workers=0)).reconcile()
+        with store.snapshot() as snapshot:
+            return rank(task, snapshot, ContextOptions(), Focus(), WorkspaceSources(root))
     finally:
         store.close()
 
@@ -423,14 +435,7 @@ PRICING = {
     ],
 )
 def test_a_dotted_module_path_in_the_task_names_its_file(tmp_path: Path, task: str, named: set[str]) -> None:
-    root = write_tree(tmp_path / "ws", PRICING)
-    store = IndexStore(root, tmp_path / "index")
-    try:
-        Indexer(root, store, IndexConfig(workers=0)).reconcile()
-        with store.snapshot() as snapshot:
-            ranking = rank(task, snapshot, ContextOptions(), Focus(), WorkspaceSources(root))
-    finally:
-        store.close()
+    ranking = ranking_for(tmp_path, PRICING, task)
     assert set(ranking.found.named_modules) == named
     for file in ranking.files:
         assert (file.signals.get("moduleNamed") == 1.0) == (file.path in named)
@@ -617,14 +622,7 @@ def test_a_pull_request_templates_comment_finds_nothing(tmp_path: Path) -> None:
     """The template's words (examples, explain, approach …) are the same in every task of a project:
     left in, they found every command's ``examples`` as candidates, right after the fix."""
     task = "The parcel weight surcharge is wrong for heavy parcels\n\n" + PR_TEMPLATE
-    root = write_tree(tmp_path / "ws", commands_with_examples(12))
-    store = IndexStore(root, tmp_path / "index")
-    try:
-        Indexer(root, store, IndexConfig(workers=0)).reconcile()
-        with store.snapshot() as snapshot:
-            ranking = rank(task, snapshot, ContextOptions(), Focus(), WorkspaceSources(root))
-    finally:
-        store.close()
+    ranking = ranking_for(tmp_path, commands_with_examples(12), task)
     ranked = [f"{item.node.path}::{item.node.qualified_name}" for item in ranking.ranked]
     assert ranked[0] == "shipping/rates.py::parcel_surcharge"
     assert not [name for name in ranked if name.endswith(".examples")]
@@ -665,14 +663,7 @@ def test_what_only_the_graph_reached_ranks_below_what_the_search_found(tmp_path:
     """``split_unit`` matches nothing of the task; its lexical signal is half the best match's, which
     calls it. ``print_total`` matches the task's words itself, weakly: it comes first of the two."""
     task = "parse_duration accepts a negative duration instead of raising"
-    root = write_tree(tmp_path / "ws", DURATION_FILES)
-    store = IndexStore(root, tmp_path / "index")
-    try:
-        Indexer(root, store, IndexConfig(workers=0)).reconcile()
-        with store.snapshot() as snapshot:
-            ranking = rank(task, snapshot, ContextOptions(), Focus(), WorkspaceSources(root))
-    finally:
-        store.close()
+    ranking = ranking_for(tmp_path, DURATION_FILES, task)
     ranked = {f"{item.node.path}::{item.node.qualified_name}": item for item in ranking.ranked}
     order = list(ranked)
     assert order[0] == "timing/duration.py::parse_duration"
@@ -761,14 +752,7 @@ def test_the_innermost_frame_of_a_quoted_stack_trace_ranks_first(
     """The task names the form's method and quotes a stack trace through it: the definition where the
     failure happens, the trace's innermost frame in the project's own code, ranks above the method
     the task names, which is a frame too."""
-    root = write_tree(tmp_path / "ws", ORDER_FILES)
-    store = IndexStore(root, tmp_path / "index")
-    try:
-        Indexer(root, store, IndexConfig(workers=0)).reconcile()
-        with store.snapshot() as snapshot:
-            ranking = rank(task, snapshot, ContextOptions(), Focus(), WorkspaceSources(root))
-    finally:
-        store.close()
+    ranking = ranking_for(tmp_path, ORDER_FILES, task)
     first = ranking.ranked[0]
     assert f"{first.node.path}::{first.node.qualified_name}" == innermost
     assert first.signals["innermostFrame"] == 1.0
@@ -809,14 +793,7 @@ def test_a_frame_names_its_function_when_its_line_is_from_another_version(
         f'  File "/srv/app/shop/cart.py", line {line}, in {function}\n'
         "ValueError: invalid literal for int() with base 10: ''\n"
     )
-    root = write_tree(tmp_path / "ws", {"shop/cart.py": CART_FORM})
-    store = IndexStore(root, tmp_path / "index")
-    try:
-        Indexer(root, store, IndexConfig(workers=0)).reconcile()
-        with store.snapshot() as snapshot:
-            ranking = rank(task, snapshot, ContextOptions(), Focus(), WorkspaceSources(root))
-    finally:
-        store.close()
+    ranking = ranking_for(tmp_path, {"shop/cart.py": CART_FORM}, task)
     assert [ranking.found.nodes[node_id].qualified_name for node_id in ranking.found.framed] == [framed]
 
 
@@ -839,14 +816,7 @@ def test_a_jvm_frame_finds_its_file_by_its_package(tmp_path: Path) -> None:
         'Decoding a blank amount fails\n\njava.lang.NumberFormatException: For input string: ""\n'
         "\tat org.shop.payments.Decoder.decode(Decoder.java:5)\n"
     )
-    root = write_tree(tmp_path / "ws", DECODERS)
-    store = IndexStore(root, tmp_path / "index")
-    try:
-        Indexer(root, store, IndexConfig(workers=0)).reconcile()
-        with store.snapshot() as snapshot:
-            ranking = rank(task, snapshot, ContextOptions(), Focus(), WorkspaceSources(root))
-    finally:
-        store.close()
+    ranking = ranking_for(tmp_path, DECODERS, task)
     framed = [ranking.found.nodes[node_id] for node_id in ranking.found.framed]
     assert [(node.path, node.qualified_name) for node in framed] == [
         ("src/main/java/org/shop/payments/Decoder.java", "Decoder.decode")
