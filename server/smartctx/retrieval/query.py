@@ -322,11 +322,16 @@ def _about_tests(text: str, file_paths: Sequence[str]) -> bool:
     )
 
 
-def _paths_outside_frames(text: str) -> tuple[str, ...]:
-    """The file paths the task names other than in the stack frames it quotes (``text`` without its
-    JVM frames already)."""
-    unframed = _FRAME_GENERIC.sub(" ", _FRAME_PYTHON.sub(" ", text))
-    return tuple(_normalise_path(path) for path in _FILE_PATH.findall(unframed))
+def _taken(pattern: re.Pattern[str], text: str) -> tuple[list[tuple[str, ...]], str]:
+    """Each match of ``pattern`` in ``text`` (its groups, "" for one that took no part), and the text
+    with every match blanked out: one pass reads a kind of frame and leaves the rest to the next."""
+    found: list[tuple[str, ...]] = []
+
+    def take(match: re.Match[str]) -> str:
+        found.append(match.groups(default=""))
+        return " "
+
+    return found, pattern.sub(take, text)
 
 
 def _jvm_frame(owner: str, method: str, file: str, line: str) -> Frame:
@@ -392,21 +397,21 @@ def parse_task(text: str) -> ParsedTask:
             named_words.add(part)
             add(part, SPLIT_PART_WEIGHT if len(split_identifier(identifier)) > 1 else weight)
 
-    # A JVM frame's bare file name (``Decoder.java``) is no path of its own: its frame says the
-    # folders, so neither the generic frames nor the file paths read it again.
-    without_jvm_frames = _FRAME_JVM.sub(" ", text)
+    # Each kind of frame is read from what the kinds before it left: a JVM frame's bare file name
+    # (``Decoder.java``) is no path of its own (its frame says the folders), so neither the generic
+    # frames nor the file paths read it again.
+    jvm_frames, without_jvm_frames = _taken(_FRAME_JVM, text)
+    python_frames, without_python_frames = _taken(_FRAME_PYTHON, without_jvm_frames)
+    generic_frames, unframed = _taken(_FRAME_GENERIC, without_python_frames)
     # Innermost first: Python prints the most recent call last; the other formats (Java, Go, Rust,
     # JavaScript, a compiler's "file:line") print the place of the failure first.
     frames = (
         *(
             Frame(_normalise_path(path), int(line), function)
-            for path, line, function in reversed(_FRAME_PYTHON.findall(text))
+            for path, line, function in reversed(python_frames)
         ),
-        *(_jvm_frame(*found) for found in _FRAME_JVM.findall(text)),
-        *(
-            Frame(_normalise_path(path), int(line))
-            for path, line in _FRAME_GENERIC.findall(without_jvm_frames)
-        ),
+        *(_jvm_frame(*found) for found in jvm_frames),
+        *(Frame(_normalise_path(path), int(line)) for path, line in generic_frames),
     )
     code_text = " ".join([*_CODE_SPAN.findall(text), *_CODE_BLOCK.findall(text)])
     file_paths = _unique(_normalise_path(p) for p in _FILE_PATH.findall(without_jvm_frames))
@@ -441,7 +446,7 @@ def parse_task(text: str) -> ParsedTask:
         dotted_names=dotted[:MAX_NAMED],
         file_paths=file_paths[:MAX_NAMED],
         frames=frames[:MAX_NAMED],
-        mentions_tests=_about_tests(text, _paths_outside_frames(without_jvm_frames)),
+        mentions_tests=_about_tests(text, [_normalise_path(path) for path in _FILE_PATH.findall(unframed)]),
         prose=frozenset(word for word in prose if word in strongest and word not in named_words),
     )
 
