@@ -16,7 +16,7 @@ from functools import partial
 from operator import itemgetter
 from pathlib import Path
 from types import TracebackType
-from typing import Any, NamedTuple, cast
+from typing import Any, Literal, NamedTuple, cast
 
 from smartctx.core.model import USE_EDGE_KINDS, SymbolKind
 from smartctx.store import past_commits
@@ -690,23 +690,19 @@ class IndexSnapshot:
 
     def definitions_named(self, path: str, name: str) -> list[NodeRow]:
         """The definitions in ``path`` called ``name`` in any scope, first in the file first."""
-        return [
-            node_row(row)
-            for row in self._db.execute(
-                f"SELECT {_NODE_COLUMNS} FROM {_NODE_FROM} WHERE f.path = ? AND n.name = ?"
-                " ORDER BY n.start_line, n.id",
-                (path, name),
-            )
-        ]
+        return self._in_file(path, "name", name)
 
     def nodes_at(self, path: str, qualified_name: str) -> list[NodeRow]:
         """The definitions in ``path`` with this qualified name, first in the file first."""
+        return self._in_file(path, "qualified_name", qualified_name)
+
+    def _in_file(self, path: str, column: Literal["name", "qualified_name"], value: str) -> list[NodeRow]:
         return [
             node_row(row)
             for row in self._db.execute(
-                f"SELECT {_NODE_COLUMNS} FROM {_NODE_FROM} WHERE f.path = ? AND n.qualified_name = ?"
+                f"SELECT {_NODE_COLUMNS} FROM {_NODE_FROM} WHERE f.path = ? AND n.{column} = ?"
                 " ORDER BY n.start_line, n.id",
-                (path, qualified_name),
+                (path, value),
             )
         ]
 

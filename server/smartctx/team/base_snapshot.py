@@ -14,7 +14,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from types import TracebackType
-from typing import Any
+from typing import Any, Literal
 
 import psycopg
 from psycopg import IsolationLevel
@@ -538,18 +538,16 @@ class BaseSnapshot:
         return found[0] if found else None
 
     def definitions_named(self, path: str, name: str) -> list[NodeRow]:
-        return self._nodes_where(
-            "n.file_id = ANY(%s) AND n.name = %s",
-            self._file_ids([path]),
-            name,
-            order="n.start_line, n.node_id",
-        )
+        return self._in_file(path, "name", name)
 
     def nodes_at(self, path: str, qualified_name: str) -> list[NodeRow]:
+        return self._in_file(path, "qualified_name", qualified_name)
+
+    def _in_file(self, path: str, column: Literal["name", "qualified_name"], value: str) -> list[NodeRow]:
         return self._nodes_where(
-            "n.file_id = ANY(%s) AND n.qualified_name = %s",
+            f"n.file_id = ANY(%s) AND n.{column} = %s",
             self._file_ids([path]),
-            qualified_name,
+            value,
             order="n.start_line, n.node_id",
         )
 

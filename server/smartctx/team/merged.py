@@ -217,7 +217,7 @@ class MergedReader:
         return found
 
     def innermost_node_at(self, path: str, line: int) -> NodeRow | None:
-        if path in self._shadowed or path in self._overlay.files:
+        if self._overlaid(path):
             around = [
                 node for node in self._by_path.get(path, ()) if node.start_line <= line <= node.end_line
             ]
@@ -231,20 +231,25 @@ class MergedReader:
         )
 
     def definitions_named(self, path: str, name: str) -> list[NodeRow]:
-        if path in self._shadowed or path in self._overlay.files:
-            return sorted(
-                (node for node in self._by_path.get(path, ()) if node.name == name),
-                key=lambda node: (node.start_line, node.id),
-            )
+        if self._overlaid(path):
+            return self._overlay_nodes(path, lambda node: node.name == name)
         return self._visible(self._base.definitions_named(path, name))
 
     def nodes_at(self, path: str, qualified_name: str) -> list[NodeRow]:
-        if path in self._shadowed or path in self._overlay.files:
-            return sorted(
-                (node for node in self._by_path.get(path, ()) if node.qualified_name == qualified_name),
-                key=lambda node: (node.start_line, node.id),
-            )
+        if self._overlaid(path):
+            return self._overlay_nodes(path, lambda node: node.qualified_name == qualified_name)
         return self._visible(self._base.nodes_at(path, qualified_name))
+
+    def _overlaid(self, path: str) -> bool:
+        """Whether the overlay answers for ``path`` (a file of the branch's, or one it hides)."""
+        return path in self._shadowed or path in self._overlay.files
+
+    def _overlay_nodes(self, path: str, wanted: Callable[[NodeRow], bool]) -> list[NodeRow]:
+        """The overlay's definitions in ``path`` that ``wanted`` keeps, first in the file first."""
+        return sorted(
+            (node for node in self._by_path.get(path, ()) if wanted(node)),
+            key=lambda node: (node.start_line, node.id),
+        )
 
     def paths_ending_with(self, suffix: str) -> list[str]:
         if self._prepared.paths_by_name is None:
@@ -341,7 +346,7 @@ class MergedReader:
 
     def reference_targets(self, path: str, line: int, key: str) -> list[NodeRow]:
         strongest: dict[int, float] = {}
-        if path not in self._shadowed and path not in self._overlay.files:
+        if not self._overlaid(path):
             for confidence, node in self._base.reference_answers(path, line, key):
                 strongest[node.id] = confidence
         for ref_id in self._refs_at.get(Place(path, line, key), ()):
