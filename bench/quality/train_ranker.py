@@ -84,6 +84,7 @@ FRAME_MASK = np.array([name in FRAME_SIGNALS for name in DEFINITION_SIGNALS])
 # Validation folds; each holds out a fifth of the repositories, whole.
 REPOSITORY_FOLDS = 5
 KS = (1, 3, 5, 10)
+REPORT_HEADER = ["weights", "level", *(f"Any@{k} %" for k in KS), "MRR"]
 
 
 @dataclass(frozen=True)
@@ -243,6 +244,12 @@ class Ranks:
     files: list[int | None]
     files_by_definitions: list[int | None]
 
+    def extend(self, other: Ranks) -> None:
+        """Add another fold's ranks after these."""
+        self.definitions += other.definitions
+        self.files += other.files
+        self.files_by_definitions += other.files_by_definitions
+
 
 def evaluate(tasks: Sequence[Task], definition_weights: np.ndarray, file_weights: np.ndarray) -> Ranks:
     ranks = Ranks([], [], [])
@@ -381,9 +388,7 @@ def held_out_frames(
         fitted = frame_weights(others, definition_weights, penalty)
         for total, weights in ((before, definition_weights), (learned, fitted)):
             part = evaluate(held, weights, file_weights)
-            total.definitions += part.definitions
-            total.files += part.files
-            total.files_by_definitions += part.files_by_definitions
+            total.extend(part)
     return {"before": before, "learned": learned}
 
 
@@ -401,9 +406,7 @@ def held_out(
             (learned, evaluate(held, definition_weights, file_weights)),
             (baseline, evaluate(held, hand_definitions, hand_files)),
         ):
-            total.definitions += part.definitions
-            total.files += part.files
-            total.files_by_definitions += part.files_by_definitions
+            total.extend(part)
     return {"hand-set": baseline, "learned": learned}
 
 
@@ -506,8 +509,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             results = {**results, "LambdaMART": held_out_lambdamart(tasks, penalty)}
         learned = figures(results["learned"].definitions)["MRR"] + figures(results["learned"].files)["MRR"]
         print(f"\npenalty {penalty}: held out by repository (k = {', '.join(map(str, KS))})")
-        header = ["weights", "level", *(f"Any@{k} %" for k in KS), "MRR"]
-        print(format_table(header, report(results)))
+        print(format_table(REPORT_HEADER, report(results)))
         if best is None or learned > best[0]:
             best = (learned, penalty, results)
     assert best is not None
@@ -519,7 +521,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         frame_tasks = load([args.frames], read_never_train(args.never_train))
         frame_results = held_out_frames(frame_tasks, definition_weights, file_weights, penalty)
         print(f"\nframe weights from {len(frame_tasks)} traceback tasks, held out by repository")
-        print(format_table(["weights", "level", *(f"Any@{k} %" for k in KS), "MRR"], report(frame_results)))
+        print(format_table(REPORT_HEADER, report(frame_results)))
         definition_weights = frame_weights(frame_tasks, definition_weights, penalty)
         frames = {
             "source": "frame weights learned by bench/quality/train_ranker.py --frames from commits that"
