@@ -822,3 +822,60 @@ def test_a_jvm_frame_finds_its_file_by_its_package(tmp_path: Path) -> None:
         ("src/main/java/org/shop/payments/Decoder.java", "Decoder.decode")
     ]
     assert ranking.found.mentioned_files == {"src/main/java/org/shop/payments/Decoder.java"}
+
+
+ARRAY_FILES = {
+    "arrays/core/concat.py": (
+        "def concat(datasets, dim):\n"
+        '    """Concatenate datasets along dim; a variable that one dataset lacks raises ValueError."""\n'
+        "    names = set(datasets[0].variables)\n"
+        "    if any(set(dataset.variables) != names for dataset in datasets):\n"
+        "        raise ValueError('variables differ')\n"
+        "    return [dataset.stack(dim) for dataset in datasets]\n"
+    ),
+    "arrays/util/print_versions.py": (
+        "import platform\n\n\n"
+        "def system_info():\n"
+        '    """The commit, python, machine, processor, byteorder, LANG and LOCALE lines."""\n'
+        "    return [('commit', None), ('python', platform.python_version())]\n\n\n"
+        "def show_versions():\n"
+        '    """Print INSTALLED VERSIONS: the system, then numpy, scipy, netCDF4, h5netcdf, h5py, dask,\n'
+        '    bottleneck, cftime, zarr, pandas, setuptools and pip, or None for each one not installed."""\n'
+        "    deps = ['numpy', 'scipy', 'netCDF4', 'h5netcdf', 'h5py', 'dask', 'bottleneck', 'cftime']\n"
+        "    deps += ['zarr', 'pandas', 'setuptools', 'pip']\n"
+        "    return system_info() + [(name, None) for name in deps]\n"
+    ),
+    **{
+        f"arrays/ops/op_{number:02d}.py": f"def apply_{number}(dataset):\n    return dataset\n"
+        for number in range(20)
+    },
+}
+
+
+def test_a_pasted_version_report_does_not_lead_to_the_code_that_prints_one(tmp_path: Path) -> None:
+    """The issue template's report names every package the project's ``show_versions`` lists: read as
+    the task's words, they put that function first."""
+    report = "\n".join(
+        [
+            "<details><summary>Output of <tt>xr.show_versions()</tt></summary>",
+            "",
+            "INSTALLED VERSIONS",
+            "------------------",
+            "commit: None",
+            "python: 3.8.3 (default, Jul  2 2020, 11:26:31)",
+            "machine: x86_64",
+            "processor: i386",
+            "byteorder: little",
+            "LANG: en_US.UTF-8",
+            "LOCALE: en_US.UTF-8",
+            *(f"{name}: {version}" for name, version in [("numpy", "1.18.5"), ("scipy", "1.5.0")]),
+            *(f"{name}: None" for name in ("netCDF4", "h5netcdf", "h5py", "zarr", "cftime")),
+            *(f"{name}: 2.20.0" for name in ("dask", "bottleneck", "pandas", "setuptools", "pip")),
+            "</details>",
+        ]
+    )
+    task = f"concat of two datasets raises when a variable is missing from one of them\n\n{report}\n"
+    ranking = ranking_for(tmp_path, ARRAY_FILES, task)
+    ranked = [f"{item.node.path}::{item.node.qualified_name}" for item in ranking.ranked]
+    assert ranked[0] == "arrays/core/concat.py::concat"
+    assert "arrays/util/print_versions.py::show_versions" not in ranked

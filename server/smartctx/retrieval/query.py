@@ -14,6 +14,7 @@ from itertools import takewhile
 
 from smartctx.core.context import Warning
 from smartctx.core.identifiers import split_identifier, whole_word
+from smartctx.retrieval.environment_reports import without_environment
 from smartctx.retrieval.file_kinds import is_test_path
 
 # How much more a word counts by where it appeared. A plain prose word is 1.
@@ -376,8 +377,9 @@ def _strip_comments(text: str) -> str:
 
 
 def parse_task(text: str) -> ParsedTask:
-    """Extract weighted words and the exact names, files and frames the task mentions."""
-    text = without_comments(text)
+    """Extract weighted words and the exact names, files and frames the task mentions, from the task
+    without its template's comments and the reporter's environment (version reports, banners)."""
+    text = without_environment(without_comments(text))
     words: dict[str, int] = {}
     prose: set[str] = set()
     named_words: set[str] = set()
