@@ -879,3 +879,37 @@ def test_a_pasted_version_report_does_not_lead_to_the_code_that_prints_one(tmp_p
     ranked = [f"{item.node.path}::{item.node.qualified_name}" for item in ranking.ranked]
     assert ranked[0] == "arrays/core/concat.py::concat"
     assert "arrays/util/print_versions.py::show_versions" not in ranked
+
+
+INVOICING = {
+    "billing/invoices.py": (
+        "def void_invoice(invoice):\n"
+        '    """Void an invoice: it is closed and no longer due."""\n'
+        "    invoice.status = 'void'\n"
+        "    return invoice\n"
+    ),
+    "billing/payments.py": (
+        "def refund_payment(payment, gateway):\n"
+        '    """Refund a captured payment through the gateway; the card sees the refund."""\n'
+        "    gateway.refund(payment.card, payment.amount)\n"
+        "    payment.status = 'refunded'\n"
+        "    return payment\n"
+    ),
+    **{
+        f"billing/report_{number:02d}.py": f"def total_{number}(rows):\n    return sum(rows)\n"
+        for number in range(20)
+    },
+}
+
+
+def test_the_tasks_title_weighs_more_than_its_explanation(tmp_path: Path) -> None:
+    """The title says what to change; the explanation below it says more words about the payment it
+    involves. Read with every word alike, the payment's code came first."""
+    task = (
+        "Voiding an invoice leaves it due\n\n"
+        "A refund of the captured payment went through the gateway and the card shows the refund,"
+        " yet the payment refund leaves the gateway's captured payment as it was."
+    )
+    ranking = ranking_for(tmp_path, INVOICING, task)
+    assert ranking.files[0].path == "billing/invoices.py"
+    assert ranking.ranked[0].node.qualified_name == "void_invoice"

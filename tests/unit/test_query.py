@@ -6,7 +6,15 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from smartctx.retrieval.query import MAX_NAMED, MAX_PARSED_WORDS, Frame, parse_task, without_comments
+from smartctx.retrieval.query import (
+    IDENTIFIER_WEIGHT,
+    MAX_NAMED,
+    MAX_PARSED_WORDS,
+    TITLE_FACTOR,
+    Frame,
+    parse_task,
+    without_comments,
+)
 from smartctx.secrets.redaction import redact
 
 
@@ -134,6 +142,24 @@ def test_plain_values_are_not_redacted() -> None:
 def test_prose_words_are_among_the_words(parts: list[str]) -> None:
     task = parse_task(" ".join(parts) + " " + " ".join(f"word{n}" for n in range(200)))
     assert task.prose <= set(task.words)
+
+
+def test_the_title_s_words_weigh_more_in_every_form() -> None:
+    """A word of the first line counts TITLE_FACTOR times, whether the title has it as prose, as a
+    name or as a part of one; a word of the explanation alone keeps its weight."""
+    explanation = "\n\nThe ledger shows the refund; see order_total."
+    task = parse_task("Refund fails in OrderRefund" + explanation)
+    other_title = parse_task("Totals look odd" + explanation)
+    assert task.words["refund"] == TITLE_FACTOR * other_title.words["refund"] > other_title.words["refund"]
+    assert task.words["order"] == TITLE_FACTOR * other_title.words["order"]
+    assert task.words["orderrefund"] == TITLE_FACTOR * IDENTIFIER_WEIGHT
+    assert task.words["ledger"] == other_title.words["ledger"]
+    assert task.words["ordertotal"] == other_title.words["ordertotal"]
+
+
+def test_a_one_line_task_keeps_its_words_weights_relative() -> None:
+    one_line = parse_task("Refund fails in OrderRefund when the ledger is closed")
+    assert one_line.words["orderrefund"] / one_line.words["ledger"] == 3
 
 
 def test_a_templates_html_comments_are_not_task_words() -> None:

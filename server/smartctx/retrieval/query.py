@@ -23,6 +23,11 @@ CODE_SPAN_WEIGHT = 3
 DOTTED_NAME_WEIGHT = 3
 FILE_PATH_WEIGHT = 2
 SPLIT_PART_WEIGHT = 1
+# A word of the task's first line, its title (an issue's, a commit's subject), counts this many times
+# its weight: the title says in a few words what the rest explains, quotes and pastes. Chosen on the
+# commit training set (x1, 2, 3, 4: 64.3, 64.8, 64.2, 64.0 % file Acc@1); a one-line task is all
+# title, and its words keep their weights relative to each other.
+TITLE_FACTOR = 2
 # Words longer than this are data (hashes, base64), not names.
 MAX_WORD_CHARS = 60
 # The most task text that is read, in characters (about 1 MB of ASCII). A longer task (a whole log
@@ -440,6 +445,9 @@ def parse_task(text: str) -> ParsedTask:
     for path in file_paths:
         for component in re.split(r"[/.]", path.rsplit(".", 1)[0]):
             add_identifier(component, FILE_PATH_WEIGHT)
+    title_words = _words_of(text.strip().split("\n", 1)[0])
+    for word in words.keys() & title_words:
+        words[word] *= TITLE_FACTOR
     # The strongest first, then in the order the task says them; search weighs them by rarity.
     strongest = dict(sorted(words.items(), key=lambda item: -item[1])[:MAX_PARSED_WORDS])
     return ParsedTask(
@@ -451,6 +459,14 @@ def parse_task(text: str) -> ParsedTask:
         mentions_tests=_about_tests(text, [_normalise_path(path) for path in _FILE_PATH.findall(unframed)]),
         prose=frozenset(word for word in prose if word in strongest and word not in named_words),
     )
+
+
+def _words_of(text: str) -> set[str]:
+    """Every form ``parse_task`` may give a word of ``text``: as prose, as a whole name, by its parts."""
+    found: set[str] = set()
+    for word in _IDENTIFIER.findall(text):
+        found.update((word.lower().strip("_"), whole_word(word), *split_identifier(word)))
+    return found
 
 
 def _normalise_path(path: str) -> str:
