@@ -913,3 +913,34 @@ def test_the_tasks_title_weighs_more_than_its_explanation(tmp_path: Path) -> Non
     ranking = ranking_for(tmp_path, INVOICING, task)
     assert ranking.files[0].path == "billing/invoices.py"
     assert ranking.ranked[0].node.qualified_name == "void_invoice"
+
+
+POLYNOMIALS = {
+    "algebra/errors.py": (
+        "class PolynomialError(Exception):\n"
+        '    """Raised when an expression is no polynomial in the given generators."""\n'
+    ),
+    "algebra/modulo.py": (
+        "from algebra.errors import PolynomialError\n\n\n"
+        "def reduce_modulo(expression, divisor):\n"
+        '    """The remainder of an expression by a divisor; substituted symbols are reduced again."""\n'
+        "    if not expression.is_polynomial():\n"
+        "        raise PolynomialError(expression)\n"
+        "    return expression.remainder(divisor)\n"
+    ),
+    **{
+        f"algebra/rule_{number:02d}.py": f"def simplify_{number}(expression):\n    return expression\n"
+        for number in range(20)
+    },
+}
+
+
+def test_an_exception_the_task_names_is_not_what_it_asks_to_change(tmp_path: Path) -> None:
+    """The task names the error it got; the class of that error was never the code changed in the
+    tasks measured, and as a named symbol it came first."""
+    task = "Unexpected `PolynomialError` when substituting into a modulo of a symbol"
+    ranking = ranking_for(tmp_path, POLYNOMIALS, task)
+    order = [item.node.qualified_name for item in ranking.ranked]
+    assert order[0] == "reduce_modulo"
+    raised = next(item for item in ranking.ranked if item.node.name == "PolynomialError")
+    assert "named" not in raised.parts
