@@ -1,8 +1,9 @@
 """The smartctx a user installs, tested as installed (issue 21): the wheel the .vsix carries,
 ``pip install``-ed into a fresh venv (not editable), run through the venv's ``smartctx`` command from a
 folder outside the checkout: the command line on a real git repository, the language server over
-stdio, the MCP server through the SDK's client; and the README's commands as pasted (its first one in
-the checkout, as it says).
+stdio, the MCP server through the SDK's client; the index and the pack of a workspace in every
+language, against the checkout's; and the README's commands as pasted (its first one in the
+checkout, as it says).
 
 scripts/test makes that venv and names its command in ``SMARTCTX_INSTALLED``; without it these tests
 are skipped. By hand::
@@ -19,6 +20,7 @@ import re
 import shlex
 import shutil
 import subprocess
+import sys
 from collections.abc import Iterator
 from dataclasses import dataclass
 from importlib.metadata import version
@@ -37,6 +39,12 @@ INSTALLED_VARIABLE = "SMARTCTX_INSTALLED"
 REPO = Path(__file__).resolve().parents[2]
 README = REPO / "README.md"
 SHOP = REPO / "tests" / "fixtures" / "shop"
+# One source file in each language smartctx parses (tests/unit/test_languages.py's fixtures).
+LANGUAGES = REPO / "tests" / "fixtures" / "languages"
+# A task the fixtures of most languages answer in part: the pack spans languages and files.
+POLYGLOT_TASK = "save a record to the repository and load it again by its key"
+# The lines of `smartctx index` that count what was indexed, each language's files by name.
+INDEX_COUNTS = re.compile(r"^\s*(files|symbols)\s.*$", re.MULTILINE)
 # The checkout's version: the installed server must report the same one everywhere.
 VERSION = version("smartctx")
 TASK = "charge_card raises PaymentDeclined"
@@ -337,6 +345,62 @@ async def test_each_mcp_configuration_in_the_readme_starts_the_installed_server(
     assert body["citation"] in [
         block.name for block in result.content if isinstance(block, types.ResourceLink)
     ]
+
+
+@pytest.fixture
+def polyglot(tmp_path: Path) -> Path:
+    """A workspace of one source file in every language smartctx parses."""
+    root = tmp_path / "polyglot"
+    for fixture in LANGUAGES.iterdir():
+        for source in fixture.iterdir():
+            if source.name != "expected.json":
+                (root / fixture.name).mkdir(parents=True, exist_ok=True)
+                shutil.copy(source, root / fixture.name / source.name)
+    return root
+
+
+def test_the_installed_wheel_indexes_and_packs_what_the_checkout_does(
+    installed: Installed, elsewhere: Path, polyglot: Path, tmp_path: Path
+) -> None:
+    """What a user installs ranks as the tests' checkout does: a grammar, a tags query, the ranking
+    model or a rule file left out of the wheel, or a dependency that resolves differently, shows
+    as other counts in the index or another pack, which no error would report."""
+
+    def checkout(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(
+            [sys.executable, "-m", "smartctx", *args],
+            capture_output=True,
+            text=True,
+            timeout=180,
+            check=False,
+            cwd=cwd,
+            env={**os.environ, "SMARTCTX_CACHE_DIR": str(tmp_path / "checkout-cache")},
+        )
+
+    counts: dict[str, list[str]] = {}
+    packs: dict[str, dict[str, Any]] = {}
+    for name, run in (("installed", installed.run), ("checkout", checkout)):
+        index_dir = str(tmp_path / f"{name}-index")
+        indexed = run("index", str(polyglot), "--index-dir", index_dir, cwd=elsewhere)
+        packed = run(
+            *("context", POLYGLOT_TASK, "--root", str(polyglot), "--index-dir", index_dir),
+            *("--format", "json", "--quiet"),
+            cwd=elsewhere,
+        )
+        assert (indexed.returncode, packed.returncode) == (0, 0), (name, indexed.stderr, packed.stderr)
+        counts[name] = [match.group(0).strip() for match in INDEX_COUNTS.finditer(indexed.stdout)]
+        pack = json.loads(packed.stdout)
+        pack.pop("metadata")
+        packs[name] = pack
+
+    languages_indexed = ", ".join(sorted(f"{language.name} 1" for language in LANGUAGES.iterdir()))
+    assert counts["checkout"][0].endswith(f"({languages_indexed})")
+    assert counts["installed"] == counts["checkout"]
+    # Each language's file is in a folder of the language's name.
+    items = (*packs["checkout"]["bodies"], *packs["checkout"]["summaries"])
+    languages = {item["filePath"].split("/")[0] for item in items}
+    assert len(languages) >= 8, languages
+    assert packs["installed"] == packs["checkout"]
 
 
 def test_the_readmes_first_command_answers_as_pasted(installed: Installed) -> None:
