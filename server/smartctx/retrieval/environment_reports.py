@@ -69,6 +69,7 @@ class _Line(Enum):
 
 
 def _kind(line: str) -> _Line:
+    """What a line is to a report, the most specific kind first."""
     if not line.strip():
         return _Line.BLANK
     if len(line) > MAX_REPORT_LINE_CHARS:
