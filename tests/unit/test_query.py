@@ -10,6 +10,7 @@ from smartctx.retrieval.query import (
     IDENTIFIER_WEIGHT,
     MAX_NAMED,
     MAX_PARSED_WORDS,
+    MAX_TITLE_CHARS,
     TITLE_FACTOR,
     Frame,
     parse_task,
@@ -155,6 +156,16 @@ def test_the_title_s_words_weigh_more_in_every_form() -> None:
     assert task.words["orderrefund"] == TITLE_FACTOR * IDENTIFIER_WEIGHT
     assert task.words["ledger"] == other_title.words["ledger"]
     assert task.words["ordertotal"] == other_title.words["ordertotal"]
+
+
+def test_a_first_line_too_long_for_a_title_is_read_as_the_rest() -> None:
+    """A one-line log pasted first is no title: its words count as if it came second."""
+    log = "ERROR cache miss for OrderRefund " + "retrying the ledger " * 250
+    assert len(log) > MAX_TITLE_CHARS
+    first = parse_task(log + "\nThe refund is lost.")
+    second = parse_task("Look\n" + log + "\nThe refund is lost.")
+    assert first.words["orderrefund"] == second.words["orderrefund"] == IDENTIFIER_WEIGHT
+    assert first.words["ledger"] == second.words["ledger"]
 
 
 def test_a_one_line_task_keeps_its_words_weights_relative() -> None:

@@ -28,6 +28,9 @@ SPLIT_PART_WEIGHT = 1
 # commit training set (x1, 2, 3, 4: 64.3, 64.8, 64.2, 64.0 % file Acc@1); a one-line task is all
 # title, and its words keep their weights relative to each other.
 TITLE_FACTOR = 2
+# A first line longer than this is no title but a line of pasted output (a one-line log), and none of
+# its words counts more: reading a megabyte-long line as a title would cost a quarter of a second.
+MAX_TITLE_CHARS = 1_000
 # Words longer than this are data (hashes, base64), not names.
 MAX_WORD_CHARS = 60
 # The most task text that is read, in characters (about 1 MB of ASCII). A longer task (a whole log
@@ -445,9 +448,10 @@ def parse_task(text: str) -> ParsedTask:
     for path in file_paths:
         for component in re.split(r"[/.]", path.rsplit(".", 1)[0]):
             add_identifier(component, FILE_PATH_WEIGHT)
-    title_words = _words_of(text.strip().split("\n", 1)[0])
-    for word in words.keys() & title_words:
-        words[word] *= TITLE_FACTOR
+    title = text.strip().split("\n", 1)[0]
+    if len(title) <= MAX_TITLE_CHARS:
+        for word in words.keys() & _words_of(title):
+            words[word] *= TITLE_FACTOR
     # The strongest first, then in the order the task says them; search weighs them by rarity.
     strongest = dict(sorted(words.items(), key=lambda item: -item[1])[:MAX_PARSED_WORDS])
     return ParsedTask(
