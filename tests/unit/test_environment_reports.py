@@ -82,6 +82,18 @@ def test_a_fenced_system_report_goes_and_its_fences_stay() -> None:
     assert not words & {"cblas", "libs", "macros", "executable", "numpy", "cython", "blas", "deps"}
 
 
+def test_a_javascript_projects_envinfo_report_goes_too() -> None:
+    """The shape is the rule, not the project: `npx envinfo`, which JavaScript issue forms ask for."""
+    report = (
+        "  System:\n    OS: macOS 13.4\n    CPU: (8) arm64 Apple M1\n  Binaries:\n"
+        "    Node: 18.16.0 - ~/.nvm/versions/node/v18.16.0/bin/node\n    npm: 9.5.1 - /usr/local/bin/npm\n"
+        "  npmPackages:\n    vite: ^4.3.9 => 4.3.9\n    typescript: 5.1.3\n"
+    )
+    task = "HMR stops after a CSS import error\n\n" + report
+    assert set(_lines_gone(task)) == {line.strip() for line in report.splitlines()}
+    assert not set(parse_task(task).words) & {"binaries", "npm", "cpu", "arm64", "npmpackages"}
+
+
 def test_an_interpreters_banner_goes_and_the_session_stays() -> None:
     gone = _lines_gone(BANNER)
     assert len(gone) == 5
