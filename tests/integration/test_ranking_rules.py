@@ -62,6 +62,15 @@ def items(pack: ContextPack) -> list[str]:
     return [item.id for item in (*pack.bodies, *pack.summaries)]
 
 
+def background_modules(folder: str, count: int) -> dict[str, str]:
+    """``count`` small modules in ``folder`` that no task here is about: the rest of a project, so that
+    a task's words are as rare in the index as in a real one."""
+    return {
+        f"{folder}/module_{number:02d}.py": f"def handler_{number}(request):\n    return request\n"
+        for number in range(count)
+    }
+
+
 URL_CODE = '''
 def {name}(url, params):
     """Prepare the url: parse the scheme, host and port, encode the query params, requote the path."""
@@ -372,10 +381,7 @@ BLUEPRINTS = {
     ),
     "flask/app.py": "class Flask:\n    def route(self, rule):\n        return rule\n",
     # Unrelated code, so that the words above are rare, as in a real project.
-    **{
-        f"flask/util_{number:02d}.py": f"def helper_{number}(value):\n    return value\n"
-        for number in range(30)
-    },
+    **background_modules("flask", 30),
 }
 
 
@@ -600,10 +606,7 @@ def commands_with_examples(commands: int) -> dict[str, str]:
             '    """The surcharge on a parcel by its weight."""\n'
             "    return parcel.weight * 0.2\n"
         ),
-        **{
-            f"app/module_{number:02d}.py": f"def handler_{number}(request):\n    return request\n"
-            for number in range(20)
-        },
+        **background_modules("app", 20),
     }
     for number in range(commands):
         files[f"commands/command_{number:02d}.py"] = (
@@ -652,10 +655,7 @@ DURATION_FILES = {
         "    # The sign goes: brackets instead.\n"
         "    return f'({text})' if total < 0 else text\n"
     ),
-    **{
-        f"app/module_{number:02d}.py": f"def handler_{number}(request):\n    return request\n"
-        for number in range(30)
-    },
+    **background_modules("app", 30),
 }
 
 
@@ -845,10 +845,7 @@ ARRAY_FILES = {
         "    deps += ['zarr', 'pandas', 'setuptools', 'pip']\n"
         "    return system_info() + [(name, None) for name in deps]\n"
     ),
-    **{
-        f"arrays/ops/op_{number:02d}.py": f"def apply_{number}(dataset):\n    return dataset\n"
-        for number in range(20)
-    },
+    **background_modules("arrays/ops", 20),
 }
 
 
@@ -895,10 +892,7 @@ INVOICING = {
         "    payment.status = 'refunded'\n"
         "    return payment\n"
     ),
-    **{
-        f"billing/report_{number:02d}.py": f"def total_{number}(rows):\n    return sum(rows)\n"
-        for number in range(20)
-    },
+    **background_modules("billing", 20),
 }
 
 
@@ -928,10 +922,7 @@ POLYNOMIALS = {
         "        raise PolynomialError(expression)\n"
         "    return expression.remainder(divisor)\n"
     ),
-    **{
-        f"algebra/rule_{number:02d}.py": f"def simplify_{number}(expression):\n    return expression\n"
-        for number in range(20)
-    },
+    **background_modules("algebra", 20),
 }
 
 
