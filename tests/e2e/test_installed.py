@@ -366,20 +366,13 @@ def test_the_installed_wheel_indexes_and_packs_what_the_checkout_does(
     model or a rule file left out of the wheel, or a dependency that resolves differently, shows
     as other counts in the index or another pack, which no error would report."""
 
-    def checkout(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
-        return subprocess.run(
-            [sys.executable, "-m", "smartctx", *args],
-            capture_output=True,
-            text=True,
-            timeout=180,
-            check=False,
-            cwd=cwd,
-            env={**os.environ, "SMARTCTX_CACHE_DIR": str(tmp_path / "checkout-cache")},
-        )
-
+    # The checkout's own command: the editable install of the environment running these tests.
+    checkout = Installed(
+        Path(sys.executable).parent / "smartctx", {"SMARTCTX_CACHE_DIR": str(tmp_path / "cache")}
+    )
     counts: dict[str, list[str]] = {}
     packs: dict[str, dict[str, Any]] = {}
-    for name, run in (("installed", installed.run), ("checkout", checkout)):
+    for name, run in (("installed", installed.run), ("checkout", checkout.run)):
         index_dir = str(tmp_path / f"{name}-index")
         indexed = run("index", str(polyglot), "--index-dir", index_dir, cwd=elsewhere)
         packed = run(
