@@ -25,17 +25,22 @@ MIN_VERSION_LINES = 3
 # Lines longer than this are prose or data, never a line of a version report.
 MAX_REPORT_LINE_CHARS = 200
 
-_NAME = r"(?:[-*+]\s+)?[A-Za-z][\w.+/() -]{0,40}?"
+# Space within a line. Never ``\s``: the patterns also run over a whole text (below), where a ``\s*``
+# at each line's start would run on through every blank line after it, a quadratic search on a text
+# of many blank lines.
+_SPACE = r"[ \t\r]"
+_NAME = rf"(?:[-*+]{_SPACE}+)?[A-Za-z][\w.+/() -]{{0,40}}?"
 _VERSION = r"v?\d+\.\d+"
 # ``numpy: 1.17.3``, ``Python version:   3.8.2 (default, …)``, ``attrs==19.3.0``, ``astropy 5.1``. Not
 # ``alpha = 1.5``: a line of code.
 _VERSION_LINE = re.compile(
-    rf"\s*{_NAME}\s*(?::|==)\s*{_VERSION}.*|\s*(?:[-*+]\s+)?[A-Za-z][\w.-]{{0,40}}\s+{_VERSION}\S*\s*"
+    rf"{_SPACE}*{_NAME}{_SPACE}*(?::|==){_SPACE}*{_VERSION}.*"
+    rf"|{_SPACE}*(?:[-*+]{_SPACE}+)?[A-Za-z][\w.-]{{0,40}}{_SPACE}+{_VERSION}\S*{_SPACE}*"
 )
 # ``machine: Linux-4.15.0-x86_64``, ``executable: /usr/bin/python``, ``scipy: None``.
-_VALUE_LINE = re.compile(rf"\s*{_NAME}\s*:\s*\S.*")
+_VALUE_LINE = re.compile(rf"{_SPACE}*{_NAME}{_SPACE}*:{_SPACE}*\S.*")
 # ``System:``, ``Python deps:``, ``INSTALLED VERSIONS``, ``------------------``.
-_HEAD_LINE = re.compile(r"\s*(?:[A-Za-z][\w .-]{0,40}:|[A-Z][A-Z ]{2,40}|[-= ]{3,})\s*")
+_HEAD_LINE = re.compile(rf"{_SPACE}*(?:[A-Za-z][\w .-]{{0,40}}:|[A-Z][A-Z ]{{2,40}}|[-= ]{{3,}}){_SPACE}*")
 # ``>>> import numpy; print(numpy.__version__)``, ``$ pip freeze``, ``>>> xr.show_versions()``.
 _REPORT_COMMAND = re.compile(
     r".*(?:__version__|\bsys\.version\b|show_versions\(|\bpip (?:freeze|list)\b|--version\b).*"
@@ -43,13 +48,13 @@ _REPORT_COMMAND = re.compile(
 _DOTTED_NAME = re.compile(r"\b[A-Za-z_]\w*(?:\.[A-Za-z_]\w*){2,}\b")
 # An interpreter's start-up banner: CPython's first lines, IPython's greeting and its help lines.
 _BANNER_LINE = re.compile(
-    r"\s*(?:>>>\s*)?(?:"
-    r"Python \d+\.\d+(?:\.\d+)?\S*\s*(?:\|[^|\n]{0,80}\|\s*)?\([^()\n]{0,80}\).*"
-    r"|\[(?:GCC|Clang|MSC|PyPy)\b[^\]\n]{0,120}\](?:\s+on\s+\w+)?"
+    rf"{_SPACE}*(?:>>>{_SPACE}*)?(?:"
+    rf"Python \d+\.\d+(?:\.\d+)?\S*{_SPACE}*(?:\|[^|\n]{{0,80}}\|{_SPACE}*)?\([^()\n]{{0,80}}\).*"
+    rf"|\[(?:GCC|Clang|MSC|PyPy)\b[^\]\n]{{0,120}}\](?:{_SPACE}+on{_SPACE}+\w+)?"
     r"|Type [\"'](?:help|copyright)[\"'],.{0,80}for more information.*"
     r"|IPython \d[\w.]* -- An enhanced Interactive Python.*"
-    r"|(?:\?|%quickref|help|object\?)\s+-> .*"
-    r")\s*"
+    rf"|(?:\?|%quickref|help|object\?){_SPACE}+-> .*"
+    rf"){_SPACE}*"
 )
 
 # The same lines found anywhere in a text: most tasks have no banner and fewer than
