@@ -57,6 +57,7 @@ CASES: dict[str, Callable[[], str]] = {
     "version lines": _repeated("numpy: 1.17.3\n"),
     "name version, blank": _repeated("x 1.2 \n\n"),
     "REPL prompts": _repeated(">>> \n"),
+    "code fences, no line break": _repeated("```"),
     "one-character lines": _repeated("a\n"),
     "one line, dotted words and frames": _dotted_frames,
     "one line, at-dotted runs": _repeated("at " + ".".join(f"pkg{n}" for n in range(40)) + " "),

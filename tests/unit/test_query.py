@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import subprocess
+import sys
+
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -120,6 +123,17 @@ def test_a_huge_log_stays_a_bounded_query() -> None:
     log = "\n".join(f"ERROR worker_{n} failed at step{n} with code {n}" for n in range(3000))
     task = parse_task(log)
     assert len(task.words) <= MAX_PARSED_WORDS and len(task.identifiers) <= MAX_NAMED
+
+
+def test_a_megabyte_of_code_fences_without_a_line_break_is_read_without_hanging() -> None:
+    """A fence's info string was read to the next line break, so a text of fences with none ran on to
+    its end from each one: a megabyte of them took five minutes. A child process, so that a
+    regression fails here after its minute instead of hanging the suite."""
+    script = "from smartctx.retrieval.query import parse_task; parse_task('```' * 333_333); print('read')"
+    done = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, timeout=60, check=True
+    )
+    assert done.stdout == "read\n"
 
 
 def test_redaction_keeps_line_breaks() -> None:

@@ -245,7 +245,9 @@ _TESTS_WANTED = re.compile(
 )
 _STARTS_WITH_TESTS = re.compile(r"\s*(?:the\s+)?(?:unit ?)?tests?\b", re.IGNORECASE)
 _CODE_SPAN = re.compile(r"`([^`\n]{1,400})`")
-_CODE_BLOCK = re.compile(r"```[^\n]*\n(.*?)(?:```|\Z)", re.DOTALL)
+# A fence's info string ("python", "console") is short and holds no backtick: read unbounded, a text
+# of fences with no line break ran on to its end from each one, a quadratic search.
+_CODE_BLOCK = re.compile(r"```[^\n`]{0,100}\n(.*?)(?:```|\Z)", re.DOTALL)
 _IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 # An HTML comment in Markdown (``<!-- … -->``) is not shown where the text is read: in an issue or a
 # pull request it is the template's instructions ("Explain what this PR does and why … Good
