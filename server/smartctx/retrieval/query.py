@@ -249,6 +249,9 @@ _CODE_SPAN = re.compile(r"`([^`\n]{1,400})`")
 # of fences with no line break ran on to its end from each one, a quadratic search.
 _CODE_BLOCK = re.compile(r"```[^\n`]{0,100}\n(.*?)(?:```|\Z)", re.DOTALL)
 _IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+# The first line with text, read no further than one character past the longest title: a task of
+# a megabyte is not copied to find its first line.
+_TITLE = re.compile(rf"\s*([^\n]{{0,{MAX_TITLE_CHARS + 1}}})")
 # An HTML comment in Markdown (``<!-- … -->``) is not shown where the text is read: in an issue or a
 # pull request it is the template's instructions ("Explain what this PR does and why … Good
 # examples: …"), words of the form and not of the task, the same in every task of a repository.
@@ -450,7 +453,8 @@ def parse_task(text: str) -> ParsedTask:
     for path in file_paths:
         for component in re.split(r"[/.]", path.rsplit(".", 1)[0]):
             add_identifier(component, FILE_PATH_WEIGHT)
-    title = text.strip().split("\n", 1)[0]
+    first_line = _TITLE.match(text)
+    title = first_line.group(1).rstrip() if first_line else ""
     if len(title) <= MAX_TITLE_CHARS:
         for word in words.keys() & _words_of(title):
             words[word] *= TITLE_FACTOR
