@@ -169,6 +169,29 @@ def test_a_task_about_tests_gets_the_tests(tmp_path: Path, counter: TokenCounter
     assert any(item.startswith("tests/test_billing.py::") for item in items(pack))
 
 
+@pytest.mark.parametrize(
+    ("named", "tests_packed"),
+    [
+        # The workspace's own test file: the task is about it.
+        ("tests/test_billing.py", True),
+        # Quoted from a diff of the test: its ``a/`` folder is no folder of the workspace.
+        ("a/tests/test_billing.py", True),
+        # The reporter's own script, which the workspace does not hold: a bug report's reproduction.
+        ("test_repro.py", False),
+        # A file of that name in another folder is not the workspace's.
+        ("qa/test_billing.py", False),
+    ],
+)
+def test_a_named_test_file_brings_the_tests_only_when_the_workspace_holds_it(
+    tmp_path: Path, counter: TokenCounter, named: str, tests_packed: bool
+) -> None:
+    task = f"Running {named}: {BILLING_TASK}"
+    pack = pack_for(tmp_path / "ws", tmp_path / "index", BILLING, task, counter)
+    assert any(item.startswith("tests/test_billing.py::") for item in items(pack)) is tests_packed
+    if not tests_packed:
+        assert pack.bodies[0].id == "billing/invoices.py::compute_invoice"
+
+
 def test_naming_a_test_function_does_not_fill_the_pack_with_tests(
     tmp_path: Path, counter: TokenCounter
 ) -> None:

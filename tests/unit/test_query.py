@@ -89,27 +89,37 @@ def test_a_traceback_pasted_with_escaped_quotes_keeps_its_frames() -> None:
 
 
 @pytest.mark.parametrize(
-    ("task", "about_tests"),
+    ("task", "asks", "test_paths"),
     [
-        ("flaky test for the parser", True),
-        ("Tests fail on Windows", True),
-        ("add a unittest for the parser", True),
-        ("test_parse_header fails since 2.1", False),
-        ("in my test the total is wrong", False),
-        ("write unit tests for the parser", True),
-        ("see pkg/tests/parser_spec.py", True),
-        ("the parser drops comments", False),
-        ("this path is undocumented and untested", False),
-        ("pytest crashes when collecting a package", False),
-        ("broken in the latest release", False),
+        ("flaky test for the parser", True, ()),
+        ("Tests fail on Windows", True, ()),
+        ("add a unittest for the parser", True, ()),
+        ("test_parse_header fails since 2.1", False, ()),
+        ("in my test the total is wrong", False, ()),
+        ("write unit tests for the parser", True, ()),
+        # Whether a named test file makes the task about tests depends on the workspace (search.py).
+        ("see pkg/tests/parser_spec.py", False, ("pkg/tests/parser_spec.py",)),
+        ("the parser drops comments", False, ()),
+        ("this path is undocumented and untested", False, ()),
+        ("pytest crashes when collecting a package", False, ()),
+        ("broken in the latest release", False, ()),
         # A traceback through the test that shows the bug is a bug report, not a task about tests.
-        ('Traceback (most recent call last):\n  File "tests/test_parser.py", line 3, in test_x', False),
-        ("thread 'main' panicked at tests/parser.rs:14:5", False),
-        ('see tests/test_parser.py\n  File "tests/test_parser.py", line 3, in test_x', True),
+        ('Traceback (most recent call last):\n  File "tests/test_parser.py", line 3, in test_x', False, ()),
+        ("thread 'main' panicked at tests/parser.rs:14:5", False, ()),
+        (
+            'see tests/test_parser.py\n  File "tests/test_parser.py", line 3, in test_x',
+            False,
+            ("tests/test_parser.py",),
+        ),
+        ("parser.py drops comments", False, ()),
     ],
 )
-def test_tests_are_wanted_only_when_the_task_is_about_them(task: str, about_tests: bool) -> None:
-    assert parse_task(task).mentions_tests is about_tests
+def test_tests_are_asked_for_only_in_so_many_words(
+    task: str, asks: bool, test_paths: tuple[str, ...]
+) -> None:
+    parsed = parse_task(task)
+    assert parsed.asks_for_tests is asks
+    assert parsed.test_paths == test_paths
 
 
 @settings(max_examples=300, deadline=None)

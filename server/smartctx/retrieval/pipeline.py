@@ -98,8 +98,8 @@ def rank(
         {node.path for node in expansion.nodes.values()} | set(found.file_evidence), attributes
     )
     names = TaskNames(task)
-    ranked = score(found, expansion, walked, kinds, task.mentions_tests, names, weights.definitions)
-    files = rank_files(ranked, found, kinds, task.mentions_tests, names, weights.files)
+    ranked = score(found, expansion, walked, kinds, found.tests_wanted, names, weights.definitions)
+    files = rank_files(ranked, found, kinds, found.tests_wanted, names, weights.files)
     stage("score")
     return Ranking(found, expansion, ranked, _with_symbols(snapshot, files))
 

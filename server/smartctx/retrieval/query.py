@@ -8,7 +8,7 @@ is query syntax, so hostile text cannot raise.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from itertools import takewhile
 
@@ -278,7 +278,11 @@ class ParsedTask:
     file_paths: tuple[str, ...]
     # The stack frames the task quotes, innermost first.
     frames: tuple[Frame, ...]
-    mentions_tests: bool = field(default=False)
+    # The task asks for tests in so many words ("add a test", "flaky tests", "Tests fail on …").
+    asks_for_tests: bool = field(default=False)
+    # Test files the task names outside quoted stack frames: a task about tests when the workspace
+    # holds them (search.py), a reporter's own script (``test_repro.py``) when it does not.
+    test_paths: tuple[str, ...] = ()
     # Words that only ever appeared as plain prose (never in a name, code or a path): the ones an
     # inflection of ("registering") may stand for another form in the code ("register").
     prose: frozenset[str] = field(default_factory=frozenset)
@@ -320,20 +324,15 @@ def _looks_like_identifier(word: str) -> bool:
     return any(ch.isupper() for ch in word[1:]) or (word.isupper() and len(word) > 1)
 
 
-def _about_tests(text: str, file_paths: Sequence[str]) -> bool:
-    """Whether the task is about tests: it asks for tests to be written, fixed or extended, starts
-    with "test(s)", or names a test file (``file_paths``: those outside quoted stack frames).
+def _asks_for_tests(text: str) -> bool:
+    """Whether the task's words ask for tests: to write, fix or extend them, or it starts with
+    "test(s)".
 
     Saying "test" in passing ("in my test the total is wrong", "This is a test") is not enough, and
-    neither is naming a ``test_…`` function or quoting a stack trace through a test file: bug
-    reports quote the test that shows the bug, and their fix is in the code. Words that merely
-    contain "test" ("untested", "pytest") never count.
+    neither is naming a ``test_…`` function: bug reports quote the test that shows the bug, and
+    their fix is in the code. Words that merely contain "test" ("untested", "pytest") never count.
     """
-    return (
-        _TESTS_WANTED.search(text) is not None
-        or _STARTS_WITH_TESTS.match(text) is not None
-        or any(is_test_path(path) for path in file_paths)
-    )
+    return _TESTS_WANTED.search(text) is not None or _STARTS_WITH_TESTS.match(text) is not None
 
 
 def _taken(pattern: re.Pattern[str], text: str) -> tuple[list[tuple[str, ...]], str]:
@@ -466,7 +465,10 @@ def parse_task(text: str) -> ParsedTask:
         dotted_names=dotted[:MAX_NAMED],
         file_paths=file_paths[:MAX_NAMED],
         frames=frames[:MAX_NAMED],
-        mentions_tests=_about_tests(text, [_normalise_path(path) for path in _FILE_PATH.findall(unframed)]),
+        asks_for_tests=_asks_for_tests(text),
+        test_paths=_unique(
+            path for path in map(_normalise_path, _FILE_PATH.findall(unframed)) if is_test_path(path)
+        )[:MAX_NAMED],
         prose=frozenset(word for word in prose if word in strongest and word not in named_words),
     )
 

@@ -71,6 +71,9 @@ class SearchResult:
     # The definition at the innermost frame of the project's own code (not a test's) the task
     # quotes: where a traceback's failure happens, the likeliest place of its fix.
     innermost_framed: frozenset[int] = frozenset()
+    # Whether test files take part: the task asks for tests, or names a test file the workspace
+    # holds (query.py's ``asks_for_tests`` and ``test_paths``).
+    tests_wanted: bool = False
 
 
 def search(snapshot: IndexReader, task: ParsedTask, candidate_limit: int) -> SearchResult:
@@ -81,7 +84,10 @@ def search(snapshot: IndexReader, task: ParsedTask, candidate_limit: int) -> Sea
     # file that ranks high as a whole is never represented by nothing. Test files match a bug
     # report's words as well as the code does (they reproduce it); unless the task is about tests,
     # they do not take these places.
-    seeding = [path for path in file_evidence if task.mentions_tests or not is_test_path(path)]
+    tests_wanted = task.asks_for_tests or any(
+        _names_workspace_test(snapshot, path) for path in task.test_paths
+    )
+    seeding = [path for path in file_evidence if tests_wanted or not is_test_path(path)]
     best_first = sorted(seeding, key=lambda path: (-file_evidence[path], path))
     top_files = set(best_first[:FILES_SEEDING_CANDIDATES])
     widened = set(best_first[:FILES_WIDENED])
@@ -164,6 +170,7 @@ def search(snapshot: IndexReader, task: ParsedTask, candidate_limit: int) -> Sea
         places,
         similar_commit_files(snapshot, task.words),
         frozenset(innermost),
+        tests_wanted,
     )
 
 
@@ -201,6 +208,18 @@ def _indexed_paths(snapshot: IndexReader, path: str) -> list[str]:
         if matches:
             return matches if len(matches) <= MAX_FILES_PER_MENTION else []
     return []
+
+
+def _names_workspace_test(snapshot: IndexReader, path: str) -> bool:
+    """Whether a test file the task names is one of the workspace's: the path whole, or without
+    leading folders it does not share (a diff's ``a/``, another checkout's root), down to its last
+    folder and file. A file of that name elsewhere (the reporter's ``tests/test_bug.py`` against
+    the project's ``testing/code/test_bug.py``) is not it."""
+    parts = [part for part in path.split("/") if part and part not in {".", ".."}]
+    for start in range(max(1, len(parts) - 1)):
+        if any(is_test_path(found) for found in snapshot.paths_ending_with("/".join(parts[start:]))):
+            return True
+    return False
 
 
 def _is_raised(node: NodeRow) -> bool:
