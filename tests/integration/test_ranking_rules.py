@@ -192,6 +192,31 @@ def test_a_named_test_file_brings_the_tests_only_when_the_workspace_holds_it(
         assert pack.bodies[0].id == "billing/invoices.py::compute_invoice"
 
 
+# Two packages of one project with a module of the same name and much the same code: only the
+# folder above the module's own says which package it is.
+RETRY = (
+    "def retry_request(request, attempts):\n"
+    '    """Send the request again when its token expired."""\n'
+    "    for attempt in range(attempts):\n"
+    "        response = request.send()\n"
+    "        if response.status != 401:\n"
+    "            return response\n"
+    "        request.refresh_token()\n"
+    "    return response\n"
+)
+PACKAGES = {"client/http/retries.py": RETRY, "server/http/retries.py": RETRY}
+
+
+@pytest.mark.parametrize("package", ["client", "server"])
+def test_a_titles_scope_puts_the_package_it_names_first(
+    tmp_path: Path, counter: TokenCounter, package: str
+) -> None:
+    task = f"{package}: retry_request gives up after the first expired token"
+    pack = pack_for(tmp_path / "ws", tmp_path / "index", PACKAGES, task, counter)
+    assert pack.bodies[0].id == f"{package}/http/retries.py::retry_request"
+    assert pack.bodies[0].score_parts["titleScope"] > 0
+
+
 def test_naming_a_test_function_does_not_fill_the_pack_with_tests(
     tmp_path: Path, counter: TokenCounter
 ) -> None:

@@ -220,3 +220,24 @@ def test_html_comments_in_fenced_code_and_unclosed_ones_stay() -> None:
     assert without_comments(fenced) == "Broken page:\n```html\n<!-- header_partial -->\n```\n after"
     assert without_comments("a <!-- b -->c <!-- d") == "a  c <!-- d"
     assert without_comments("no comment at all") == "no comment at all"
+
+
+@pytest.mark.parametrize(
+    ("task", "scopes"),
+    [
+        ("ws: fix write callback error handling", ("ws",)),
+        ("fix(dap): configuration done body is not required", ("dap",)),
+        ("feat(lsp, hover)!: show the type", ("lsp", "hover")),
+        ("fix({react,preact}-query): default TData", ("react-query", "preact-query")),
+        ("ext/autodoc: typehints in the signature", ("ext", "autodoc")),
+        # A change type is no scope, and neither is a sentence that has a colon.
+        ("fix: a typo", ()),
+        ("BUG: linalg.solve drops the dtype", ()),
+        ("Using rst_prolog removes: the headings", ()),
+        ("Union queryset should raise on distinct().", ()),
+        # Only the title's start is read.
+        ("Hover shows the wrong type\n\nlsp: see the log", ()),
+    ],
+)
+def test_a_titles_scope_is_read_from_its_start(task: str, scopes: tuple[str, ...]) -> None:
+    assert parse_task(task).scopes == scopes

@@ -77,3 +77,27 @@ def test_name_coverage_is_the_share_of_the_name_the_task_says(task: str, name: s
 def test_a_file_is_named_after_its_stem_or_its_folder(path: str, named: str, folder: str) -> None:
     assert file_name(path) == named
     assert folder_name(path) == folder
+
+
+@pytest.mark.parametrize(
+    ("title", "path", "scoped"),
+    [
+        # A folder anywhere in the path, whole or by its words, or the file itself.
+        ("lsp: hover shows the wrong type", "helix-lsp/src/client.rs", 1.0),
+        ("netty: abrupt GOAWAY should not cause INTERNAL", "netty/src/main/java/io/grpc/Handler.java", 1.0),
+        ("fix(uring): close the ring", "transport-classes-io_uring/src/Channel.java", 1.0),
+        ("tool_msgs: quote the file name", "src/tool_msgs.c", 1.0),
+        ("config-win32.h: define HAVE_SNPRINTF", "lib/config-win32.h", 1.0),
+        ("fix({react,preact}-query): default TData", "packages/preact-query/src/types.ts", 1.0),
+        # Stems meet: the scope "serializers" names the serializer module.
+        ("serializers: keep the enum's name", "django/db/migrations/serializer.py", 1.0),
+        # Another part of the project, a change type, or no scope at all: nothing.
+        ("lsp: hover shows the wrong type", "helix-term/src/ui/editor.rs", 0.0),
+        ("fix: hover shows the wrong type", "helix-lsp/src/fix.rs", 0.0),
+        ("Hover in lsp shows the wrong type", "helix-lsp/src/client.rs", 0.0),
+    ],
+)
+def test_a_titles_scope_names_the_part_of_the_project_it_is_about(
+    title: str, path: str, scoped: float
+) -> None:
+    assert TaskNames(parse_task(title)).scoped(path) == scoped

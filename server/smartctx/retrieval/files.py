@@ -7,7 +7,8 @@ Every part of a file's score is kept, so the map can say why a file is there. As
 the parts are signals times the weights of ``rank_model.py``: the file's whole text against the task
 (its score and its place), its best ranked definition's own score (without the file's text part,
 which the text signal already counts) and the next few's, how much of its name and its folder's name
-the task's words cover, and whether the task names the file by its path or as a module.
+the task's words cover, whether the task names the file by its path or as a module, and whether
+the title's scope names a folder of its path or the file itself.
 """
 
 from __future__ import annotations
@@ -35,6 +36,7 @@ FILE_SIGNALS = (
     "folderName",
     "mentionedFile",
     "moduleNamed",
+    "titleScope",
 )
 # After the best definition, the next ones count as one signal (their scores summed): a file with
 # three good matches beats one with a single match.
@@ -119,6 +121,7 @@ def _signals(
         *names.path(path),
         float(path in search.mentioned_files),
         float(path in search.named_modules),
+        names.scoped(path),
     )
 
 
@@ -128,6 +131,7 @@ _EVIDENCE = (
     ("frame", "in the stack trace"),
     ("named", "defines a name the task uses"),
     ("mentionedFile", "named in the task"),
+    ("titleScope", "in the part the title's scope names"),
     ("testVotes", "used by a matching test"),
     ("focusNear", "near the code you are editing"),
     ("focusFile", "where the editor is"),

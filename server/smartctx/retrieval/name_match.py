@@ -10,6 +10,7 @@ the fix usually is. Words are compared by their Snowball stems, so "serializing"
 
 from __future__ import annotations
 
+import re
 from functools import lru_cache
 from pathlib import PurePosixPath
 
@@ -22,6 +23,8 @@ MIN_NAME_WORD_CHARS = 3
 # A file called ``__init__``, ``mod``, ``index`` or ``main`` is named after its folder.
 _FOLDER_NAMED_FILES = frozenset({"__init__", "mod", "index", "main", "lib"})
 # Folders that name no subject (``src/``, ``lib/``, ``internal/``): passed over for the one above.
+# A path part's words: ``io_uring``, ``preact-query``.
+_PATH_WORD = re.compile(r"[-_.]")
 _PLAIN_FOLDERS = frozenset({"src", "lib", "internal", "pkg", "main", "java", "app", "core"})
 
 
@@ -32,6 +35,8 @@ class TaskNames:
     def __init__(self, task: ParsedTask) -> None:
         self._stems = frozenset(stem(word) for word in task.words)
         self._paths: dict[str, tuple[float, float]] = {}
+        self._scopes = frozenset(_scope_forms(scope) for scope in task.scopes)
+        self._scoped: dict[str, float] = {}
 
     def name(self, name: str) -> float:
         """The share of ``name``'s words the task uses."""
@@ -44,6 +49,17 @@ class TaskNames:
             covered = (self._covered(file_name(path)), self._covered(folder_name(path)))
             self._paths[path] = covered
         return covered
+
+    def scoped(self, path: str) -> float:
+        """1 when the title's scope names a folder of the path or the file itself (``lsp:`` for
+        ``helix-lsp/src/client.rs``, ``tool_msgs:`` for ``src/tool_msgs.c``), else 0."""
+        if not self._scopes:
+            return 0.0
+        found = self._scoped.get(path)
+        if found is None:
+            found = float(not self._scopes.isdisjoint(_path_forms(path)))
+            self._scoped[path] = found
+        return found
 
     def _covered(self, name: str) -> float:
         """The share of a name's words (of at least ``MIN_NAME_WORD_CHARS``) the task uses; 0 for a
@@ -81,3 +97,17 @@ def _name_stems(name: str) -> tuple[str, ...]:
     return tuple(
         dict.fromkeys(stem(word) for word in split_identifier(name) if len(word) >= MIN_NAME_WORD_CHARS)
     )
+
+
+def _scope_forms(scope: str) -> str:
+    """A scope as a path part is compared: its stem without an extension (``config-win32.h``)."""
+    return stem(scope.split(".", 1)[0])
+
+
+@lru_cache(maxsize=65_536)
+def _path_forms(path: str) -> frozenset[str]:
+    """What a scope may name in a path: each folder and the file's stem, whole and by its words
+    (``transport-classes-io_uring`` and ``uring``), stemmed."""
+    parts = PurePosixPath(path.lower()).parts
+    names = [*parts[:-1], parts[-1].split(".", 1)[0]] if parts else []
+    return frozenset(stem(form) for name in names for form in (name, *_PATH_WORD.split(name)) if form)

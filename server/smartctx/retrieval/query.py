@@ -31,6 +31,57 @@ TITLE_FACTOR = 2
 # A first line longer than this is no title but a line of pasted output (a one-line log), and none of
 # its words counts more: reading a megabyte-long line as a title would cost a quarter of a second.
 MAX_TITLE_CHARS = 1_000
+# A title that starts with a scope, as commit subjects and many issue titles do ("lsp: hover shows
+# …", "fix(preact-query): …", "config-win32.h: …"), names the part of the project it is about: a
+# folder, a package or a file. A change type before the colon ("fix:", "BUG:", "ENH:") is no scope.
+_TITLE_SCOPE = re.compile(
+    r"\s*(?:(?P<kind>[A-Za-z]{1,20})\((?P<scopes>[^()\n]{1,100})\)|(?P<scope>[\w.+/-]{2,60}))!?:\s"
+)
+_SCOPE_SEPARATORS = re.compile(r"[\s,/{}*]+")
+# Scopes written as a shell's braces: ``{react,preact}-query`` is react-query and preact-query.
+_SCOPE_BRACES = re.compile(r"([\w.-]*)\{([\w.,-]*)\}([\w.-]*)")
+CHANGE_TYPES = frozenset(
+    {
+        "api",
+        "bld",
+        "breaking",
+        "bug",
+        "bugfix",
+        "build",
+        "chore",
+        "ci",
+        "cleanup",
+        "dep",
+        "deps",
+        "doc",
+        "docs",
+        "enh",
+        "enhancement",
+        "feat",
+        "feature",
+        "fix",
+        "hotfix",
+        "maint",
+        "maintenance",
+        "major",
+        "minor",
+        "misc",
+        "mnt",
+        "perf",
+        "refactor",
+        "rel",
+        "release",
+        "revert",
+        "security",
+        "style",
+        "sty",
+        "test",
+        "tests",
+        "tst",
+        "typing",
+        "wip",
+    }
+)
 # Words longer than this are data (hashes, base64), not names.
 MAX_WORD_CHARS = 60
 # The most task text that is read, in characters (about 1 MB of ASCII). A longer task (a whole log
@@ -283,6 +334,8 @@ class ParsedTask:
     # Test files the task names outside quoted stack frames: a task about tests when the workspace
     # holds them (search.py), a reporter's own script (``test_repro.py``) when it does not.
     test_paths: tuple[str, ...] = ()
+    # The scopes the title starts with, lower-cased (``fix(lsp, hover):`` -> lsp, hover).
+    scopes: tuple[str, ...] = ()
     # Words that only ever appeared as plain prose (never in a name, code or a path): the ones an
     # inflection of ("registering") may stand for another form in the code ("register").
     prose: frozenset[str] = field(default_factory=frozenset)
@@ -460,6 +513,7 @@ def parse_task(text: str) -> ParsedTask:
     # The strongest first, then in the order the task says them; search weighs them by rarity.
     strongest = dict(sorted(words.items(), key=lambda item: -item[1])[:MAX_PARSED_WORDS])
     return ParsedTask(
+        scopes=_title_scopes(title),
         words=strongest,
         identifiers=_unique(identifiers)[:MAX_NAMED],
         dotted_names=dotted[:MAX_NAMED],
@@ -471,6 +525,21 @@ def parse_task(text: str) -> ParsedTask:
         )[:MAX_NAMED],
         prose=frozenset(word for word in prose if word in strongest and word not in named_words),
     )
+
+
+def _title_scopes(title: str) -> tuple[str, ...]:
+    """The scopes a title starts with: ``scope:``, or ``type(scope, …):``; none for a change type."""
+    found = _TITLE_SCOPE.match(title)
+    if found is None:
+        return ()
+    named = _SCOPE_BRACES.sub(
+        lambda braces: " ".join(
+            f"{braces.group(1)}{choice}{braces.group(3)}" for choice in braces.group(2).split(",")
+        ),
+        found.group("scopes") or found.group("scope"),
+    )
+    scopes = (scope.lower().strip("-_.") for scope in _SCOPE_SEPARATORS.split(named))
+    return _unique(scope for scope in scopes if len(scope) >= 2 and scope not in CHANGE_TYPES)
 
 
 def _words_of(text: str) -> set[str]:

@@ -120,6 +120,7 @@ DEFINITION_SIGNALS = (
     "lines",
     "reached",
     "similarCommits",
+    "titleScope",
 )
 # Definitions this long or longer get the whole ``lines`` signal (its log scale's top).
 LINES_SCALE = 1000
@@ -255,12 +256,13 @@ _FILE_SIGNALS = (
     "fileName",
     "folderName",
     "similarCommits",
+    "titleScope",
 )
 
 
 def _file_signals(
     path: str, search: SearchResult, top_file: float, names: TaskNames
-) -> tuple[float, float, float, float, float, float, float]:
+) -> tuple[float, float, float, float, float, float, float, float]:
     file_named, folder_named = names.path(path)
     place = search.file_places.get(path)
     return (
@@ -271,6 +273,7 @@ def _file_signals(
         file_named,
         folder_named,
         search.similar_commits.get(path, 0.0),
+        names.scoped(path),
     )
 
 
