@@ -23,9 +23,9 @@ MIN_NAME_WORD_CHARS = 3
 # A file called ``__init__``, ``mod``, ``index`` or ``main`` is named after its folder.
 _FOLDER_NAMED_FILES = frozenset({"__init__", "mod", "index", "main", "lib"})
 # Folders that name no subject (``src/``, ``lib/``, ``internal/``): passed over for the one above.
+_PLAIN_FOLDERS = frozenset({"src", "lib", "internal", "pkg", "main", "java", "app", "core"})
 # A path part's words: ``io_uring``, ``preact-query``.
 _PATH_WORD = re.compile(r"[-_.]")
-_PLAIN_FOLDERS = frozenset({"src", "lib", "internal", "pkg", "main", "java", "app", "core"})
 
 
 class TaskNames:

@@ -35,7 +35,7 @@ MAX_TITLE_CHARS = 1_000
 # …", "fix(preact-query): …", "config-win32.h: …"), names the part of the project it is about: a
 # folder, a package or a file. A change type before the colon ("fix:", "BUG:", "ENH:") is no scope.
 _TITLE_SCOPE = re.compile(
-    r"\s*(?:(?P<kind>[A-Za-z]{1,20})\((?P<scopes>[^()\n]{1,100})\)|(?P<scope>[\w.+/-]{2,60}))!?:\s"
+    r"\s*(?:[A-Za-z]{1,20}\((?P<scopes>[^()\n]{1,100})\)|(?P<scope>[\w.+/-]{2,60}))!?:\s"
 )
 _SCOPE_SEPARATORS = re.compile(r"[\s,/{}*]+")
 # Scopes written as a shell's braces: ``{react,preact}-query`` is react-query and preact-query.
@@ -513,7 +513,6 @@ def parse_task(text: str) -> ParsedTask:
     # The strongest first, then in the order the task says them; search weighs them by rarity.
     strongest = dict(sorted(words.items(), key=lambda item: -item[1])[:MAX_PARSED_WORDS])
     return ParsedTask(
-        scopes=_title_scopes(title),
         words=strongest,
         identifiers=_unique(identifiers)[:MAX_NAMED],
         dotted_names=dotted[:MAX_NAMED],
@@ -523,6 +522,7 @@ def parse_task(text: str) -> ParsedTask:
         test_paths=_unique(
             path for path in map(_normalise_path, _FILE_PATH.findall(unframed)) if is_test_path(path)
         )[:MAX_NAMED],
+        scopes=_title_scopes(title),
         prose=frozenset(word for word in prose if word in strongest and word not in named_words),
     )
 
