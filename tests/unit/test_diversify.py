@@ -33,3 +33,17 @@ def test_the_first_ranked_file_leads_then_each_file_s_bodies_together() -> None:
     ]
     selection = diversify(ranked, files, limits_for(ContextOptions(budget_tokens=8000)), frozenset())
     assert [item.node.id for item in selection.bodies] == [2, 3, 5, 1, 4]
+
+
+def test_the_first_ranked_file_has_a_body_though_its_best_definition_scores_below_the_others() -> None:
+    """A long task's one rare name: its file ranks first as a whole, but its one definition scores
+    below as many others as the pack has bodies. It still leads the pack."""
+    ranked = [scored(number, f"service/part_{number:02d}.py", 2.0 - number / 100) for number in range(1, 21)]
+    ranked.append(scored(30, "service/discovery/zeroconf.py", 1.5))
+    files = [RankedFile("service/discovery/zeroconf.py", 6.0, {}, ())] + [
+        RankedFile(item.node.path, item.score, {}, ()) for item in ranked[:20]
+    ]
+    limits = limits_for(ContextOptions(budget_tokens=4000))
+    selection = diversify(ranked, files, limits, frozenset())
+    assert len(selection.bodies) == limits.max_bodies
+    assert [item.node.id for item in selection.bodies][:2] == [30, 1]

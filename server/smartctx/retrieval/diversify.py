@@ -148,8 +148,21 @@ def diversify(
         ),
         None,
     )
-    if best_named is not None and best_named not in capped:
-        capped.append(best_named)
+    # The file the file ranking puts first leads the pack, so it has a body even when its best
+    # definition's own score is below other files' (a rare name in a long task: its file matches
+    # as a whole, its one definition weakly).
+    top_file = files[0].path if files else None
+    best_of_first_file = next(
+        (
+            item
+            for item in ranked
+            if item.node.path == top_file and _body_worthy(item) and item.node.id not in declarations
+        ),
+        None,
+    )
+    for reserved in (best_named, best_of_first_file):
+        if reserved is not None and reserved not in capped:
+            capped.append(reserved)
     bodies: list[ScoredNode] = []
     # Chosen bodies by file: overlap and containment are only possible within one file.
     bodies_in: defaultdict[str, list[ScoredNode]] = defaultdict(list)
@@ -161,6 +174,8 @@ def diversify(
 
     if best_named is not None and max_bodies > 0:
         take_body(best_named)
+    if best_of_first_file is not None and best_of_first_file is not best_named and len(bodies) < max_bodies:
+        take_body(best_of_first_file)
     floor = 0.0
     for item in capped:
         if len(bodies) >= max_bodies or item.score < floor:
