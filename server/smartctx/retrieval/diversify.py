@@ -2,7 +2,8 @@
 the file map lists.
 
 The ranked list is capped; no single file may take every body slot; a symbol the task names
-verbatim gets a body slot even when it ranks lower; an item inside a chosen body is not repeated; a
+verbatim gets a body slot even when it ranks lower, and so does the best definition of the file the
+file ranking puts first; an item inside a chosen body is not repeated; a
 long class is shown by signature, a long struct, enum or interface by its head (its first lines).
 Limits the caller leaves unset are chosen from the budget (``limits_for``): the 5 bodies and
 25 summaries at about 4k tokens, proportionally more above, bodies only while their score stays
