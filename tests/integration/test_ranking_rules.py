@@ -872,6 +872,29 @@ def test_a_jvm_frame_finds_its_file_by_its_package(tmp_path: Path) -> None:
     assert ranking.found.mentioned_files == {"src/main/java/org/shop/payments/Decoder.java"}
 
 
+@pytest.mark.parametrize(
+    ("named", "mentioned"),
+    [
+        # The workspace's file, bare, from another checkout's root, or quoted from a traceback.
+        ("main.py", {"app/main.py"}),
+        ("checkout/app/main.py", {"app/main.py"}),
+        ('File "/srv/checkout/app/main.py", line 2, in start', {"app/main.py"}),
+        # The reporter's own script of the same name, in a folder the workspace does not have.
+        ("/home/me/demo/main.py", set()),
+        ('File "/home/me/demo/main.py", line 2, in <module>', set()),
+    ],
+)
+def test_a_named_path_is_the_workspace_file_only_down_to_its_folder(
+    tmp_path: Path, named: str, mentioned: set[str]
+) -> None:
+    files = {
+        "app/main.py": "def start():\n    return serve()\n",
+        "app/serve.py": "def serve():\n    return 1\n",
+    }
+    ranking = ranking_for(tmp_path, files, f"Running {named} the server never starts")
+    assert ranking.found.mentioned_files == mentioned
+
+
 ARRAY_FILES = {
     "arrays/core/concat.py": (
         "def concat(datasets, dim):\n"

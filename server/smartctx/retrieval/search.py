@@ -201,9 +201,11 @@ def _module_paths(snapshot: IndexReader, dotted: str) -> list[str]:
 
 
 def _indexed_paths(snapshot: IndexReader, path: str) -> list[str]:
-    """Indexed files a path from the task stands for: the longest suffix of it that matches."""
+    """Indexed files a path from the task stands for: the longest suffix of it that matches, down to
+    its last folder and file. A file of that name in another folder is not it: the reporter's
+    ``/home/me/demo/main.py`` is no ``main.py`` of the workspace (a bare ``main.py`` is)."""
     parts = [part for part in path.split("/") if part and part not in {".", ".."}]
-    for start in range(len(parts)):
+    for start in range(max(1, len(parts) - 1)):
         matches = snapshot.paths_ending_with("/".join(parts[start:]))
         if matches:
             return matches if len(matches) <= MAX_FILES_PER_MENTION else []
@@ -211,15 +213,9 @@ def _indexed_paths(snapshot: IndexReader, path: str) -> list[str]:
 
 
 def _names_workspace_test(snapshot: IndexReader, path: str) -> bool:
-    """Whether a test file the task names is one of the workspace's: the path whole, or without
-    leading folders it does not share (a diff's ``a/``, another checkout's root), down to its last
-    folder and file. A file of that name elsewhere (the reporter's ``tests/test_bug.py`` against
-    the project's ``testing/code/test_bug.py``) is not it."""
-    parts = [part for part in path.split("/") if part and part not in {".", ".."}]
-    for start in range(max(1, len(parts) - 1)):
-        if any(is_test_path(found) for found in snapshot.paths_ending_with("/".join(parts[start:]))):
-            return True
-    return False
+    """Whether a test file the task names is one of the workspace's (``_indexed_paths``: a diff's
+    ``a/`` or another checkout's root left out, but not the folder the file is in)."""
+    return any(is_test_path(found) for found in _indexed_paths(snapshot, path))
 
 
 def _is_raised(node: NodeRow) -> bool:
