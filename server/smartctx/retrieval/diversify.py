@@ -141,29 +141,23 @@ def diversify(
     max_bodies, max_summaries = limits.max_bodies, limits.max_summaries
     capped = list(ranked[: limits.ranked_cap])
     declarations = _declarations_defined_elsewhere(ranked)
-    best_named = next(
-        (
-            item
-            for item in ranked
-            if item.node.id in named and _body_worthy(item) and item.node.id not in declarations
-        ),
-        None,
-    )
+
+    def can_be_body(item: ScoredNode) -> bool:
+        return _body_worthy(item) and item.node.id not in declarations
+
+    best_named = next((item for item in ranked if item.node.id in named and can_be_body(item)), None)
     # The file the file ranking puts first leads the pack, so it has a body even when its best
     # definition's own score is below other files' (a rare name in a long task: its file matches
     # as a whole, its one definition weakly).
     top_file = files[0].path if files else None
     best_of_first_file = next(
-        (
-            item
-            for item in ranked
-            if item.node.path == top_file and _body_worthy(item) and item.node.id not in declarations
-        ),
-        None,
+        (item for item in ranked if item.node.path == top_file and can_be_body(item)), None
     )
-    for reserved in (best_named, best_of_first_file):
-        if reserved is not None and reserved not in capped:
-            capped.append(reserved)
+    # The named symbol's body first, then the first file's best definition's, when it is another.
+    reserved = [best_named] if best_named is not None else []
+    if best_of_first_file is not None and best_of_first_file is not best_named:
+        reserved.append(best_of_first_file)
+    capped += [item for item in reserved if item not in capped]
     bodies: list[ScoredNode] = []
     # Chosen bodies by file: overlap and containment are only possible within one file.
     bodies_in: defaultdict[str, list[ScoredNode]] = defaultdict(list)
@@ -173,16 +167,14 @@ def diversify(
         bodies.append(item)
         bodies_in[item.node.path].append(item)
 
-    if best_named is not None and max_bodies > 0:
-        take_body(best_named)
-    if best_of_first_file is not None and best_of_first_file is not best_named and len(bodies) < max_bodies:
-        take_body(best_of_first_file)
+    for item in reserved[:max_bodies]:
+        take_body(item)
     floor = 0.0
     for item in capped:
         if len(bodies) >= max_bodies or item.score < floor:
             break
         same_file = bodies_in[item.node.path]
-        if len(same_file) >= per_file_cap or not _body_worthy(item) or item.node.id in declarations:
+        if len(same_file) >= per_file_cap or not can_be_body(item):
             continue
         # Overlapping includes being the same item as a chosen body.
         if any(_overlaps(item, body) for body in same_file):

@@ -36,7 +36,6 @@ class TaskNames:
         self._stems = frozenset(stem(word) for word in task.words)
         self._paths: dict[str, tuple[float, float]] = {}
         self._scopes = frozenset(_scope_forms(scope) for scope in task.scopes)
-        self._scoped: dict[str, float] = {}
 
     def name(self, name: str) -> float:
         """The share of ``name``'s words the task uses."""
@@ -53,13 +52,7 @@ class TaskNames:
     def scoped(self, path: str) -> float:
         """1 when the title's scope names a folder of the path or the file itself (``lsp:`` for
         ``helix-lsp/src/client.rs``, ``tool_msgs:`` for ``src/tool_msgs.c``), else 0."""
-        if not self._scopes:
-            return 0.0
-        found = self._scoped.get(path)
-        if found is None:
-            found = float(not self._scopes.isdisjoint(_path_forms(path)))
-            self._scoped[path] = found
-        return found
+        return float(bool(self._scopes) and not self._scopes.isdisjoint(_path_forms(path)))
 
     def _covered(self, name: str) -> float:
         """The share of a name's words (of at least ``MIN_NAME_WORD_CHARS``) the task uses; 0 for a
