@@ -143,18 +143,17 @@ TRACEBACK_REPOS = (
     DevRepo("grpc/grpc-java", "java", "5fda0c7c35a938b2b0be05cdbe168dcb0700d64a"),
 )
 
-# The pinned sets by the name ``commits.py --set`` takes.
+# The pinned sets by the name ``commits.py --set`` takes. ``train-described`` is the training set's
+# repositories again, with only the commits whose message describes the change at an issue's length.
 REPO_SETS = {
     "dev": DEV_REPOS,
     "dev-wide": DEV_WIDE_REPOS,
     "train": TRAIN_REPOS,
+    "train-described": TRAIN_REPOS,
     "tracebacks": TRACEBACK_REPOS,
 }
-# What a commit's message must hold to be a task of a set, as ``git rev-list -E --grep`` reads it.
-MESSAGE_PATTERNS = {
-    "tracebacks": r"Traceback \(most recent call last\)"
-    r"|at [a-z][A-Za-z0-9_.$]+\([A-Za-z0-9_$]+\.java:[0-9]+\)"
-}
+# The sets the ranking learns from: never a repository of ``forbidden_for_training``.
+TRAINING_SETS = frozenset({"train", "train-described"})
 
 
 def never_train(path: Path = NEVER_TRAIN) -> frozenset[str]:
@@ -183,6 +182,35 @@ MIN_TASK_WORDS = 4
 MAX_SOURCE_FILES = 10
 
 
+# A task described as an issue is (SWE-bench Lite's median is 1,044 characters): a commit message of at
+# least this many characters, trailers left out. A commit subject alone is a tenth of that (the
+# training set's median is 73), and weights learned from subjects alone see no long task.
+DESCRIBED_MIN_CHARS = 300
+# Long messages are rarer than tasks: 3,000 commits hold 20 described tasks in every repository of
+# the training set but aiohttp (17), where most commits are dependency bumps.
+DESCRIBED_CANDIDATES = 3000
+
+
+@dataclass(frozen=True)
+class MessageRule:
+    """What a commit's message must be for a set's task: match ``pattern`` (as ``git rev-list -E
+    --grep`` reads it) and hold ``min_chars`` characters, among the newest ``candidates`` commits."""
+
+    pattern: str | None = None
+    min_chars: int = 0
+    candidates: int = MAX_CANDIDATES
+
+
+# The sets whose tasks are only some commits' messages; the others take every commit the rules keep.
+MESSAGE_RULES = {
+    "tracebacks": MessageRule(
+        pattern=r"Traceback \(most recent call last\)"
+        r"|at [a-z][A-Za-z0-9_.$]+\([A-Za-z0-9_$]+\.java:[0-9]+\)"
+    ),
+    "train-described": MessageRule(min_chars=DESCRIBED_MIN_CHARS, candidates=DESCRIBED_CANDIDATES),
+}
+
+
 class SkipReason(str, Enum):
     """Why a commit is not a task; the values are counted in the task file's header."""
 
@@ -197,6 +225,7 @@ class SkipReason(str, Enum):
     TOO_LARGE = "too-large"  # more than MAX_SOURCE_FILES source files
     NEW_FILES_ONLY = "new-files-only"  # nothing of the change exists in the parent
     TOO_SHORT = "too-short"  # a message under MIN_TASK_WORDS words
+    UNDESCRIBED = "undescribed"  # a message under the set's MessageRule.min_chars
     REVIEW_FOLLOW_UP = "review-follow-up"  # the message says nothing of the change
     DUPLICATE = "duplicate"  # same subject or pull request as a newer task: a change applied twice
     COMMENTS_ONLY = "comments-only"  # documentation inside the source
@@ -622,12 +651,12 @@ class RepoSelection:
     examined: int = 0
 
 
-def candidate_shas(git_dir: Path, head: str, limit: int, message_pattern: str | None = None) -> list[str]:
-    """Commits reachable from ``head``, newest first (merges included, so the merge rule is applied
-    and counted like every other rule); only those whose message matches ``message_pattern`` when
-    there is one."""
-    grep = ["-E", f"--grep={message_pattern}"] if message_pattern else []
-    listing = _git(git_dir, "rev-list", "--date-order", f"--max-count={limit}", *grep, head)
+def candidate_shas(git_dir: Path, head: str, rule: MessageRule) -> list[str]:
+    """The newest ``rule.candidates`` commits reachable from ``head`` (merges included, so the merge
+    rule is applied and counted like every other rule); only those whose message matches
+    ``rule.pattern`` when there is one."""
+    grep = ["-E", f"--grep={rule.pattern}"] if rule.pattern else []
+    listing = _git(git_dir, "rev-list", "--date-order", f"--max-count={rule.candidates}", *grep, head)
     return listing.split()
 
 
@@ -649,23 +678,24 @@ def select_tasks(
     git_dir: Path,
     per_repo: int = DEFAULT_PER_REPO,
     parser: SourceParser | None = None,
-    max_candidates: int = MAX_CANDIDATES,
-    message_pattern: str | None = None,
+    rule: MessageRule = MessageRule(),
 ) -> RepoSelection:
-    """The newest ``per_repo`` commits before ``repo.head`` that pass every rule (and whose message
-    matches ``message_pattern``, when given), as task rows."""
+    """The newest ``per_repo`` commits before ``repo.head`` that pass every rule and whose message is
+    as ``rule`` asks, as task rows."""
     parser = parser or SourceParser()
     comments = CommentLines()
     selection = RepoSelection(repo)
     subjects: set[str] = set()
     numbers: set[str] = set()
-    for sha in candidate_shas(git_dir, repo.head, max_candidates, message_pattern):
+    for sha in candidate_shas(git_dir, repo.head, rule):
         if len(selection.tasks) >= per_repo:
             break
         selection.examined += 1
         commit = read_commit(git_dir, sha)
         subject = commit.subject.strip().rstrip(".").lower()
         reason = skip_reason(commit)
+        if reason is None and len(task_text(commit.message)) < rule.min_chars:
+            reason = SkipReason.UNDESCRIBED
         if reason is None and (subject in subjects or pull_requests(subject) & numbers):
             reason = SkipReason.DUPLICATE
         if reason is not None:
@@ -710,16 +740,11 @@ def extract(
     mirrors_dir: Path,
     repos: Iterable[DevRepo] = DEV_REPOS,
     per_repo: int = DEFAULT_PER_REPO,
-    message_pattern: str | None = None,
+    rule: MessageRule = MessageRule(),
 ) -> list[RepoSelection]:
     """Select the tasks of every repository from its fetched copy."""
     parser = SourceParser()
-    return [
-        select_tasks(
-            repo, mirror_path(mirrors_dir, repo.name), per_repo, parser, message_pattern=message_pattern
-        )
-        for repo in repos
-    ]
+    return [select_tasks(repo, mirror_path(mirrors_dir, repo.name), per_repo, parser, rule) for repo in repos]
 
 
 def write_tasks(path: Path, selections: Sequence[RepoSelection]) -> None:

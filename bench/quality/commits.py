@@ -22,9 +22,11 @@ first appears in smartctx's packs (file and function Acc@k, MRR) per language an
 
 ``--set dev-wide`` is the dev set's wider Rust and TypeScript extension (``DEV_WIDE_REPOS``, issue
 #23 item 6), kept apart so the dev set's 280 tasks stay as they were. ``--set tracebacks`` takes only
-commits whose message quotes a Python traceback (``TRACEBACK_REPOS``, ``MESSAGE_PATTERNS``): the
+commits whose message quotes a Python traceback (``TRACEBACK_REPOS``, ``MESSAGE_RULES``): the
 bug reports pasted from a crash, from which the stack frames' weights are learned (commit messages
-seldom quote one, so neither the training set nor the dev set can teach them).
+seldom quote one, so neither the training set nor the dev set can teach them). ``--set
+train-described`` is the training set's repositories again, with only the commits whose message is
+at least ``DESCRIBED_MIN_CHARS`` long: tasks described at an issue's length, which subjects are not.
 """
 
 from __future__ import annotations
@@ -40,9 +42,11 @@ from typing import Any
 from bench.datasets import MIRRORS, OUT_DIR
 from bench.quality.commit_tasks import (
     DEFAULT_PER_REPO,
-    MESSAGE_PATTERNS,
+    MESSAGE_RULES,
     REPO_SETS,
+    TRAINING_SETS,
     DevRepo,
+    MessageRule,
     extract,
     forbidden_for_training,
     is_test_path,
@@ -86,6 +90,14 @@ DEFAULTS: dict[str, dict[str, Path]] = {
     "train": {
         "data": OUT_DIR / "train_tasks.jsonl",
         "out": OUT_DIR / "commits-train.json",
+        "repos_dir": Path("/work/benchrepos/train-repos"),
+        "index_root": Path("/work/benchrepos/train-index"),
+        "coverage_out": OUT_DIR / "commits_parser_coverage-train.json",
+    },
+    # The training set's work trees and indexes serve both of its task files.
+    "train-described": {
+        "data": OUT_DIR / "train_described_tasks.jsonl",
+        "out": OUT_DIR / "commits-train-described.json",
         "repos_dir": Path("/work/benchrepos/train-repos"),
         "index_root": Path("/work/benchrepos/train-index"),
         "coverage_out": OUT_DIR / "commits_parser_coverage-train.json",
@@ -245,11 +257,11 @@ def selected_repos(args: argparse.Namespace) -> list[DevRepo]:
 
 def run_extract(args: argparse.Namespace) -> int:
     repos = selected_repos(args)
-    if args.set == "train" and (forbidden := forbidden_for_training(repos)):
+    if args.set in TRAINING_SETS and (forbidden := forbidden_for_training(repos)):
         print(f"never train on {', '.join(forbidden)}: remove them from TRAIN_REPOS", file=sys.stderr)
         return 2
     started = time.perf_counter()
-    selections = extract(args.mirrors_dir, repos, args.per_repo, MESSAGE_PATTERNS.get(args.set))
+    selections = extract(args.mirrors_dir, repos, args.per_repo, MESSAGE_RULES.get(args.set, MessageRule()))
     write_tasks(args.data, selections)
     rows = [
         [
@@ -304,8 +316,8 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
         "--set",
         choices=sorted(REPO_SETS),
         default="dev",
-        help="the pinned repositories: the dev set, its wider extension, the ranking's training set, or"
-        " bug reports that quote a stack trace",
+        help="the pinned repositories: the dev set, its wider extension, the ranking's training set (all"
+        " its commits, or those described at an issue's length), or bug reports that quote a stack trace",
     )
     common.add_argument(
         "--data", type=Path, default=None, help="the task file (JSON lines; each set has its own default)"

@@ -108,13 +108,18 @@ class Task:
 
 
 def load(paths: Iterable[Path], forbidden: frozenset[str]) -> list[Task]:
+    """The tasks of every dump; a commit in two dumps (the training set's newest tasks and its
+    described ones can share one) counts once."""
     tasks = []
+    seen: set[str] = set()
     for path in paths:
         for line in path.read_text(encoding="utf-8").splitlines():
             row = json.loads(line)
             if row["repo"].lower() in forbidden:
                 raise SystemExit(f"{row['repo']} is an evaluation repository: it must never be trained on")
-            tasks.append(prepared(row))
+            if row["instance_id"] not in seen:
+                seen.add(row["instance_id"])
+                tasks.append(prepared(row))
     return tasks
 
 

@@ -133,9 +133,34 @@ def test_the_traceback_set_takes_only_commits_that_quote_a_traceback(
     repo.write("core/core.go", CORE.replace("return 1", "return 3"))
     repo.commit("Make Alpha return three instead of one")
     dev_repo = commit_tasks.DevRepo("acme/tool", "go", repo.git("rev-parse", "HEAD"))
-    pattern = commit_tasks.MESSAGE_PATTERNS["tracebacks"]
-    chosen = commit_tasks.select_tasks(dev_repo, repo.root / ".git", per_repo=10, message_pattern=pattern)
+    rule = commit_tasks.MESSAGE_RULES["tracebacks"]
+    chosen = commit_tasks.select_tasks(dev_repo, repo.root / ".git", per_repo=10, rule=rule)
     assert [task["commit"] for task in chosen.tasks] == [crash]
     assert "Traceback (most recent call last)" in chosen.tasks[0]["problem_statement"]
     every = commit_tasks.select_tasks(dev_repo, repo.root / ".git", per_repo=10)
     assert len(every.tasks) == 2
+
+
+def test_the_described_set_takes_only_messages_of_an_issues_length(
+    commit_tasks: ModuleType, tmp_path_factory: pytest.TempPathFactory
+) -> None:
+    repo = Repo(tmp_path_factory.mktemp("described") / "tool")
+    repo.write("core/core.go", CORE)
+    repo.commit("Start the tool with Alpha and Beta")
+    repo.write("core/core.go", CORE.replace("return x", "return 2 * x"))
+    body = (
+        "Beta returned its input unchanged, so every caller that sized a buffer from it allocated half"
+        " of what the frame needs and the decoder read past the end on the second frame. Double it"
+        " where it is computed, not in each caller, and keep Alpha as it is: its callers count frames, and"
+        " a count must not double."
+    )
+    described = repo.commit(f"Make Beta double its input\n\n{body}\n\nSigned-off-by: A Dev <a@example.com>")
+    repo.write("core/core.go", CORE.replace("return 1", "return 3"))
+    repo.commit("Make Alpha return three instead of one\n\n" + "Signed-off-by: A Dev <a@example.com>\n" * 12)
+    dev_repo = commit_tasks.DevRepo("acme/tool", "go", repo.git("rev-parse", "HEAD"))
+    rule = commit_tasks.MESSAGE_RULES["train-described"]
+    chosen = commit_tasks.select_tasks(dev_repo, repo.root / ".git", per_repo=10, rule=rule)
+    # The trailers do not count: the newest commit is long only by its sign-offs.
+    assert [task["commit"] for task in chosen.tasks] == [described]
+    assert chosen.skipped["undescribed"] == 1
+    assert len(chosen.tasks[0]["problem_statement"]) >= commit_tasks.DESCRIBED_MIN_CHARS

@@ -52,7 +52,13 @@ def made_up_task(rng: random.Random, repo: str) -> dict[str, Any]:
         }
         for index in range(6)
     ]
-    return {"repo": repo, "goldFiles": [gold_path], "definitions": definitions, "files": files}
+    return {
+        "instance_id": f"{repo}-{rng.getrandbits(48):012x}",
+        "repo": repo,
+        "goldFiles": [gold_path],
+        "definitions": definitions,
+        "files": files,
+    }
 
 
 @pytest.fixture
@@ -92,6 +98,21 @@ def test_it_learns_the_signal_that_finds_the_gold_and_writes_a_loadable_model(
     held = data["provenance"]["heldOutByRepository"]
     assert held["learned"]["definitions"]["@1"] == 1.0
     assert held["hand-set"]["definitions"]["@1"] < 0.5
+
+
+def test_a_task_in_two_dumps_is_learned_from_once(
+    trainer: ModuleType, features: Path, never_train: Path, tmp_path: Path
+) -> None:
+    rows = features.read_text().splitlines()
+    described = tmp_path / "described.jsonl"
+    extra = made_up_task(random.Random(3), "owner/repo0")
+    described.write_text("".join(line + "\n" for line in [*rows[:10], json.dumps(extra)]))
+    out = tmp_path / "rank_model.json"
+    argv = ["--features", str(features), str(described), "--never-train", str(never_train)]
+    assert trainer.main([*argv, "--penalty", "0.01", "--write", str(out)]) == 0
+    provenance = json.loads(out.read_text())["provenance"]
+    assert provenance["tasks"] == len(rows) + 1
+    assert sum(repo["tasks"] for repo in provenance["repositories"]) == len(rows) + 1
 
 
 def test_a_task_of_an_evaluation_repository_stops_the_training(
