@@ -144,16 +144,18 @@ TRACEBACK_REPOS = (
 )
 
 # The pinned sets by the name ``commits.py --set`` takes. ``train-described`` is the training set's
-# repositories again, with only the commits whose message describes the change at an issue's length.
+# repositories again, with only the commits whose message describes the change at an issue's length;
+# ``train-changelog`` the commits that add a changelog entry, the entry as the task.
 REPO_SETS = {
     "dev": DEV_REPOS,
     "dev-wide": DEV_WIDE_REPOS,
     "train": TRAIN_REPOS,
     "train-described": TRAIN_REPOS,
+    "train-changelog": TRAIN_REPOS,
     "tracebacks": TRACEBACK_REPOS,
 }
 # The sets the ranking learns from: never a repository of ``forbidden_for_training``.
-TRAINING_SETS = frozenset({"train", "train-described"})
+TRAINING_SETS = frozenset({"train", "train-described", "train-changelog"})
 
 
 def never_train(path: Path = NEVER_TRAIN) -> frozenset[str]:
@@ -199,6 +201,8 @@ class MessageRule:
     pattern: str | None = None
     min_chars: int = 0
     candidates: int = MAX_CANDIDATES
+    # The task is the changelog entry the commit adds, not its message (``changelog_entry``).
+    from_changelog: bool = False
 
 
 # The sets whose tasks are only some commits' messages; the others take every commit the rules keep.
@@ -208,6 +212,7 @@ MESSAGE_RULES = {
         r"|at [a-z][A-Za-z0-9_.$]+\([A-Za-z0-9_$]+\.java:[0-9]+\)"
     ),
     "train-described": MessageRule(min_chars=DESCRIBED_MIN_CHARS, candidates=DESCRIBED_CANDIDATES),
+    "train-changelog": MessageRule(candidates=DESCRIBED_CANDIDATES, from_changelog=True),
 }
 
 
@@ -226,6 +231,8 @@ class SkipReason(str, Enum):
     NEW_FILES_ONLY = "new-files-only"  # nothing of the change exists in the parent
     TOO_SHORT = "too-short"  # a message under MIN_TASK_WORDS words
     UNDESCRIBED = "undescribed"  # a message under the set's MessageRule.min_chars
+    UNREADABLE = "unreadable"  # the fetched history ends before it (a shallow snapshot)
+    NO_CHANGELOG = "no-changelog"  # no changelog entry of MIN_TASK_WORDS words (a changelog set)
     REVIEW_FOLLOW_UP = "review-follow-up"  # the message says nothing of the change
     DUPLICATE = "duplicate"  # same subject or pull request as a newer task: a change applied twice
     COMMENTS_ONLY = "comments-only"  # documentation inside the source
@@ -331,6 +338,67 @@ def task_text(message: str) -> str:
     kept = [subject, *(line for line in body if not _TRAILER.match(line.strip()))]
     text = "\n".join(kept).strip()
     return re.sub(r"\n{3,}", "\n\n", text)
+
+
+# Changelog files: a project's running log (``CHANGES.rst``, ``CHANGELOG.md``, ``HISTORY.rst``,
+# ``NEWS``) or a folder of one fragment per change (towncrier's ``news/`` and ``CHANGES/``,
+# ``changelog.d/``, changesets' ``.changeset/``, ``unreleased/`` of zimports-style logs).
+_CHANGELOG_PATH = re.compile(
+    r"(^|/)(changes|changelog|history|news|release[_-]?notes)(\.(md|rst|txt|markdown|adoc))?$"
+    r"|(^|/)(news|changes|changelog\.d|\.changeset|unreleased)/[^/]+$",
+    re.IGNORECASE,
+)
+# What an entry holds besides its prose: reST directives and their fields (``.. change::``,
+# ``:tags: bug``), Markdown headings, link definitions, a changeset's front matter (``'pkg':
+# patch``) and heading underlines.
+_CHANGELOG_MARKUP = re.compile(
+    r"^\s*(\.\. |:[\w-]+:(\s|$)|#|\[[^\]]+\]:\s|['\"]?[\w@/.-]+['\"]?:\s*(patch|minor|major)\s*$)"
+)
+# An entry longer than this is a release's notes (libuv's ``ChangeLog`` of a version, scrapy's
+# highlights), not one change told.
+MAX_CHANGELOG_CHARS = 2000
+_UNDERLINE = re.compile(r"^\s*([-=~^*+])\1{2,}\s*$")
+# Roles and references inside the prose: ``{issue}`2869```, ``:pr:`12```, ``(#1234)``, a link to a
+# pull request, "-- by :user:`me`"; a role that names code keeps its name (``{func}`edit``` reads
+# ``edit``).
+_CHANGELOG_REFERENCE = re.compile(
+    r"\{(issue|pr|user|ghuser|gh)\}`[^`]*`|:(issue|pr|user|ghuser|ticket|tickets|bug|gh)s?:`[^`]*`"
+    r"|\[[^\]]*\]\(https?://github\.com/[^)]*\)|\(#\d+\)|#\d+|(?<![\w/])@[\w-]+\b(?!/)",
+    re.IGNORECASE,
+)
+# What is left of a credit once its references are gone: "-- by ." and empty brackets.
+_CREDIT = re.compile(r"\s*(--|—)\s*by\b[\s.,]*$|\s*\bby\s*[.,]\s*$|\s*(\[[\s,]*\]|\([\s,]*\))", re.IGNORECASE)
+_CHANGELOG_ROLE = re.compile(r"(\{\w+\}|:\w+:)`~?([^`]*)`")
+_BULLET = re.compile(r"^\s*([-*+]|\d+\.)\s+")
+
+
+def is_changelog_path(path: str) -> bool:
+    """Whether ``path`` is a changelog or a changelog fragment (never a source file: a module named
+    ``changes.py`` or a ``news/`` package is code)."""
+    return _CHANGELOG_PATH.search(path) is not None and language_for_path(path) is None
+
+
+def changelog_entry(git_dir: Path, commit: Commit) -> str:
+    """The prose of the changelog lines ``commit`` adds, without markup, references or bullets: what
+    the change does, told to the project's users (as an issue is, and a commit message is not)."""
+    paths = [
+        change.new_path for change in commit.files if change.new_path and is_changelog_path(change.new_path)
+    ]
+    if not paths:
+        return ""
+    diff = _git(git_dir, "show", "--format=", "--unified=0", "--no-color", commit.sha, "--", *paths)
+    added = [
+        line[1:] for line in str(diff).splitlines() if line.startswith("+") and not line.startswith("+++")
+    ]
+    lines = []
+    for index, text in enumerate(added):
+        # A heading's own line goes with its underline (reST's ``HEAD`` over ``----``).
+        underlined = index + 1 < len(added) and _UNDERLINE.match(added[index + 1])
+        if underlined or _UNDERLINE.match(text) or _CHANGELOG_MARKUP.match(text):
+            continue
+        text = _CHANGELOG_REFERENCE.sub("", _BULLET.sub("", text))
+        lines.append(" ".join(_CREDIT.sub("", _CHANGELOG_ROLE.sub(r"\2", text)).split()))
+    return re.sub(r"\n{3,}", "\n\n", "\n".join(lines)).strip()
 
 
 def word_count(text: str) -> int:
@@ -691,11 +759,22 @@ def select_tasks(
         if len(selection.tasks) >= per_repo:
             break
         selection.examined += 1
-        commit = read_commit(git_dir, sha)
+        try:
+            commit = read_commit(git_dir, sha)
+        except RuntimeError:
+            # A fetched snapshot's history can end in commits git lists but does not hold: the
+            # older ones cannot be read either.
+            selection.skipped[SkipReason.UNREADABLE.value] += 1
+            break
         subject = commit.subject.strip().rstrip(".").lower()
         reason = skip_reason(commit)
         if reason is None and len(task_text(commit.message)) < rule.min_chars:
             reason = SkipReason.UNDESCRIBED
+        entry = changelog_entry(git_dir, commit) if reason is None and rule.from_changelog else None
+        if entry is not None and word_count(entry) < MIN_TASK_WORDS:
+            reason = SkipReason.NO_CHANGELOG
+        elif entry is not None and len(entry) > MAX_CHANGELOG_CHARS:
+            reason = SkipReason.RELEASE
         if reason is None and (subject in subjects or pull_requests(subject) & numbers):
             reason = SkipReason.DUPLICATE
         if reason is not None:
@@ -707,13 +786,15 @@ def select_tasks(
             continue
         subjects.add(subject)
         numbers |= pull_requests(subject)
-        selection.tasks.append(task_row(repo, git_dir, commit, gold))
+        selection.tasks.append(task_row(repo, git_dir, commit, gold, entry))
     return selection
 
 
-def task_row(repo: DevRepo, git_dir: Path, commit: Commit, gold: TaskGold) -> dict[str, Any]:
+def task_row(
+    repo: DevRepo, git_dir: Path, commit: Commit, gold: TaskGold, text: str | None = None
+) -> dict[str, Any]:
     """One task in the shape of a SWE-bench Lite row (so ``swebench.py``'s machinery runs it) plus
-    the commit's own facts."""
+    the commit's own facts; ``text`` is the task when it is not the commit's message."""
     parent = commit.parents[0]
     parent_date = str(_git(git_dir, "show", "-s", "--format=%cI", parent)).strip()
     owner, name = repo.name.split("/")
@@ -727,7 +808,7 @@ def task_row(repo: DevRepo, git_dir: Path, commit: Commit, gold: TaskGold) -> di
         "author_email": commit.author_email,
         "author_date": commit.author_date,
         "committer_date": commit.committer_date,
-        "problem_statement": task_text(commit.message),
+        "problem_statement": task_text(commit.message) if text is None else text,
         "gold_files": list(gold.files),
         "gold_changed": [list(change) for change in gold.changed],
         "gold_functions": list(gold.functions),

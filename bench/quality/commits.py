@@ -27,6 +27,8 @@ bug reports pasted from a crash, from which the stack frames' weights are learne
 seldom quote one, so neither the training set nor the dev set can teach them). ``--set
 train-described`` is the training set's repositories again, with only the commits whose message is
 at least ``DESCRIBED_MIN_CHARS`` long: tasks described at an issue's length, which subjects are not.
+``--set train-changelog`` takes the commits that add a changelog entry, and the entry is the task:
+the change told to the project's users, in their words, as an issue tells it.
 """
 
 from __future__ import annotations
@@ -98,6 +100,13 @@ DEFAULTS: dict[str, dict[str, Path]] = {
     "train-described": {
         "data": OUT_DIR / "train_described_tasks.jsonl",
         "out": OUT_DIR / "commits-train-described.json",
+        "repos_dir": Path("/work/benchrepos/train-repos"),
+        "index_root": Path("/work/benchrepos/train-index"),
+        "coverage_out": OUT_DIR / "commits_parser_coverage-train.json",
+    },
+    "train-changelog": {
+        "data": OUT_DIR / "train_changelog_tasks.jsonl",
+        "out": OUT_DIR / "commits-train-changelog.json",
         "repos_dir": Path("/work/benchrepos/train-repos"),
         "index_root": Path("/work/benchrepos/train-index"),
         "coverage_out": OUT_DIR / "commits_parser_coverage-train.json",
@@ -317,7 +326,8 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
         choices=sorted(REPO_SETS),
         default="dev",
         help="the pinned repositories: the dev set, its wider extension, the ranking's training set (all"
-        " its commits, or those described at an issue's length), or bug reports that quote a stack trace",
+        " its commits, those described at an issue's length, or their changelog entries), or bug reports"
+        " that quote a stack trace",
     )
     common.add_argument(
         "--data", type=Path, default=None, help="the task file (JSON lines; each set has its own default)"

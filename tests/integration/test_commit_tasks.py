@@ -164,3 +164,38 @@ def test_the_described_set_takes_only_messages_of_an_issues_length(
     assert [task["commit"] for task in chosen.tasks] == [described]
     assert chosen.skipped["undescribed"] == 1
     assert len(chosen.tasks[0]["problem_statement"]) >= commit_tasks.DESCRIBED_MIN_CHARS
+
+
+def test_the_changelog_set_takes_the_entry_a_commit_adds_as_its_task(
+    commit_tasks: ModuleType, tmp_path_factory: pytest.TempPathFactory
+) -> None:
+    repo = Repo(tmp_path_factory.mktemp("changelog") / "tool")
+    repo.write("core/core.go", CORE)
+    repo.write("CHANGES.md", "# Changes\n\n## Unreleased\n")
+    repo.commit("Start the tool with Alpha and Beta")
+    repo.write("core/core.go", CORE.replace("return x", "return 2 * x"))
+    repo.write(
+        "CHANGES.md",
+        "# Changes\n\n## Unreleased\n\n"
+        "- {func}`Beta` no longer halves the frame size on the second frame, which made the\n"
+        "  decoder read past the end. {issue}`2869` {pr}`3781` -- by :user:`someone`\n",
+    )
+    entry = repo.commit("Double in Beta\n\nThe callers sized buffers from it.")
+    repo.write("core/core.go", CORE.replace("return 1", "return 3"))
+    repo.write("core/changes.go", "package core\n\n// Changes lists nothing yet.\n")
+    repo.commit("Make Alpha return three and note the changes to come")
+    repo.write("core/core.go", CORE.replace("return 1", "return 4"))
+    repo.write("news/1234.bugfix.rst", "Alpha returns four, as :pr:`1234` says.\n")
+    fragment = repo.commit("Make Alpha return four instead of one")
+    dev_repo = commit_tasks.DevRepo("acme/tool", "go", repo.git("rev-parse", "HEAD"))
+    rule = commit_tasks.MESSAGE_RULES["train-changelog"]
+    chosen = commit_tasks.select_tasks(dev_repo, repo.root / ".git", per_repo=10, rule=rule)
+    # A source file named like a changelog is code: that commit adds no entry.
+    assert [task["commit"] for task in chosen.tasks] == [fragment, entry]
+    assert chosen.skipped["no-changelog"] == 1
+    assert chosen.tasks[0]["problem_statement"] == "Alpha returns four, as says."
+    assert chosen.tasks[1]["problem_statement"] == (
+        "Beta no longer halves the frame size on the second frame, which made the\n"
+        "decoder read past the end."
+    )
+    assert chosen.tasks[1]["gold_files"] == ["core/core.go"]

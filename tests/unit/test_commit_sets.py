@@ -95,3 +95,27 @@ def test_the_wide_dev_set_is_apart_from_the_others(bench: tuple[ModuleType, Modu
     assert wide_args.data == BENCH_DIR / "out" / "devwide_tasks.jsonl"
     assert wide_args.repos_dir == Path("/work/benchrepos/devwide-repos")
     assert wide_args.index_root == Path("/work/benchrepos/devwide-index")
+
+
+@pytest.mark.parametrize(
+    ("path", "changelog"),
+    [
+        ("CHANGES.rst", True),
+        ("CHANGELOG.md", True),
+        ("docs/HISTORY.rst", True),
+        ("news/1234.bugfix.rst", True),
+        ("CHANGES/9876.feature", True),
+        (".changeset/brave-owls-sing.md", True),
+        ("docs/build/unreleased/1842.rst", True),
+        # Code and test data named like a changelog are not one.
+        ("core/changes.go", False),
+        ("news/models.py", False),
+        ("src/__snapshots__/history.test.tsx.snap", False),
+        ("README.md", False),
+    ],
+)
+def test_a_changelog_is_told_by_its_name_or_its_folder(
+    bench: tuple[ModuleType, ModuleType], path: str, changelog: bool
+) -> None:
+    commit_tasks, _ = bench
+    assert commit_tasks.is_changelog_path(path) is changelog
