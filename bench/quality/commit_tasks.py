@@ -352,7 +352,15 @@ _CHANGELOG_PATH = re.compile(
 # ``:tags: bug``), Markdown headings, link definitions, a changeset's front matter (``'pkg':
 # patch``) and heading underlines.
 _CHANGELOG_MARKUP = re.compile(
-    r"^\s*(\.\. |:[\w-]+:(\s|$)|#|\[[^\]]+\]:\s|['\"]?[\w@/.-]+['\"]?:\s*(patch|minor|major)\s*$)"
+    r"^\s*(\.\. |:[\w-]+:(\s|$)|#|\[[^\]]+\]:\s|['\"]?[\w@/.-]+['\"]?:\s*(patch|minor|major)\s*$"
+    r"|changes from \S+ to \S+\s*$)",
+    re.IGNORECASE,
+)
+# A release's heading ("2019.05.22, Version 1.29.1 (Stable)", "Changes since version 1.29.0"): the
+# lines under it are the notes of a release, which lists many changes, not one.
+_RELEASE_HEADING = re.compile(
+    r"^\s*(\d{4}[.-]\d\d[.-]\d\d,?\s+)?version\s+v?\d+\.\d+|^\s*changes since version",
+    re.IGNORECASE | re.MULTILINE,
 )
 # An entry longer than this is a release's notes (libuv's ``ChangeLog`` of a version, scrapy's
 # highlights), not one change told.
@@ -363,7 +371,7 @@ _UNDERLINE = re.compile(r"^\s*([-=~^*+])\1{2,}\s*$")
 # ``edit``).
 _CHANGELOG_REFERENCE = re.compile(
     r"\{(issue|pr|user|ghuser|gh)\}`[^`]*`|:(issue|pr|user|ghuser|ticket|tickets|bug|gh)s?:`[^`]*`"
-    r"|\[[^\]]*\]\(https?://github\.com/[^)]*\)|\(#\d+\)|#\d+|(?<![\w/])@[\w-]+\b(?!/)",
+    r"|\[[^\]]*\]\(https?://github\.com/[^)]*\)|\(#\d+\)|#\d+|(\bby\s+|\(|thanks,?\s+)@[\w-]+\)?",
     re.IGNORECASE,
 )
 # What is left of a credit once its references are gone: "-- by ." and empty brackets.
@@ -773,7 +781,7 @@ def select_tasks(
         entry = changelog_entry(git_dir, commit) if reason is None and rule.from_changelog else None
         if entry is not None and word_count(entry) < MIN_TASK_WORDS:
             reason = SkipReason.NO_CHANGELOG
-        elif entry is not None and len(entry) > MAX_CHANGELOG_CHARS:
+        elif entry is not None and (len(entry) > MAX_CHANGELOG_CHARS or _RELEASE_HEADING.search(entry)):
             reason = SkipReason.RELEASE
         if reason is None and (subject in subjects or pull_requests(subject) & numbers):
             reason = SkipReason.DUPLICATE

@@ -187,12 +187,17 @@ def test_the_changelog_set_takes_the_entry_a_commit_adds_as_its_task(
     repo.write("core/core.go", CORE.replace("return 1", "return 4"))
     repo.write("news/1234.bugfix.rst", "Alpha returns four, as :pr:`1234` says.\n")
     fragment = repo.commit("Make Alpha return four instead of one")
+    repo.write("core/core.go", CORE.replace("return 1", "return 5"))
+    repo.write("CHANGES.md", "2026.03.06, Version 1.5.0 (Stable)\n\nChanges since version 1.4.0:\n\n* fix Alpha\n")
+    repo.commit("Make Alpha return five on the stable branch")
     dev_repo = commit_tasks.DevRepo("acme/tool", "go", repo.git("rev-parse", "HEAD"))
     rule = commit_tasks.MESSAGE_RULES["train-changelog"]
     chosen = commit_tasks.select_tasks(dev_repo, repo.root / ".git", per_repo=10, rule=rule)
     # A source file named like a changelog is code: that commit adds no entry.
     assert [task["commit"] for task in chosen.tasks] == [fragment, entry]
     assert chosen.skipped["no-changelog"] == 1
+    # A release's notes list many changes: the release is no task.
+    assert chosen.skipped["release"] == 1
     assert chosen.tasks[0]["problem_statement"] == "Alpha returns four, as says."
     assert chosen.tasks[1]["problem_statement"] == (
         "Beta no longer halves the frame size on the second frame, which made the\n"
