@@ -802,12 +802,13 @@ def task_row(
     repo: DevRepo, git_dir: Path, commit: Commit, gold: TaskGold, text: str | None = None
 ) -> dict[str, Any]:
     """One task in the shape of a SWE-bench Lite row (so ``swebench.py``'s machinery runs it) plus
-    the commit's own facts; ``text`` is the task when it is not the commit's message."""
+    the commit's own facts; ``text`` is the task when it is not the commit's message (a changelog
+    entry), and the task's id says so: it is another task than the message's, of the same commit."""
     parent = commit.parents[0]
     parent_date = str(_git(git_dir, "show", "-s", "--format=%cI", parent)).strip()
     owner, name = repo.name.split("/")
     return {
-        "instance_id": f"{owner}__{name}-{commit.sha[:10]}",
+        "instance_id": f"{owner}__{name}-{commit.sha[:10]}{'' if text is None else '-changelog'}",
         "repo": repo.name,
         "language": repo.language,
         "commit": commit.sha,

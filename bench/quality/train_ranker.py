@@ -108,8 +108,8 @@ class Task:
 
 
 def load(paths: Iterable[Path], forbidden: frozenset[str]) -> list[Task]:
-    """The tasks of every dump; a commit in two dumps (the training set's newest tasks and its
-    described ones can share one) counts once."""
+    """The tasks of every dump; a task in two dumps (the training set's newest tasks and its
+    described ones can share one, by its id) counts once."""
     tasks = []
     seen: set[str] = set()
     for path in paths:

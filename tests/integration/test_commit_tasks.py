@@ -188,7 +188,9 @@ def test_the_changelog_set_takes_the_entry_a_commit_adds_as_its_task(
     repo.write("news/1234.bugfix.rst", "Alpha returns four, as :pr:`1234` says.\n")
     fragment = repo.commit("Make Alpha return four instead of one")
     repo.write("core/core.go", CORE.replace("return 1", "return 5"))
-    repo.write("CHANGES.md", "2026.03.06, Version 1.5.0 (Stable)\n\nChanges since version 1.4.0:\n\n* fix Alpha\n")
+    repo.write(
+        "CHANGES.md", "2026.03.06, Version 1.5.0 (Stable)\n\nChanges since version 1.4.0:\n\n* fix Alpha\n"
+    )
     repo.commit("Make Alpha return five on the stable branch")
     dev_repo = commit_tasks.DevRepo("acme/tool", "go", repo.git("rev-parse", "HEAD"))
     rule = commit_tasks.MESSAGE_RULES["train-changelog"]
@@ -200,7 +202,8 @@ def test_the_changelog_set_takes_the_entry_a_commit_adds_as_its_task(
     assert chosen.skipped["release"] == 1
     assert chosen.tasks[0]["problem_statement"] == "Alpha returns four, as says."
     assert chosen.tasks[1]["problem_statement"] == (
-        "Beta no longer halves the frame size on the second frame, which made the\n"
-        "decoder read past the end."
+        "Beta no longer halves the frame size on the second frame, which made the\ndecoder read past the end."
     )
     assert chosen.tasks[1]["gold_files"] == ["core/core.go"]
+    # Another task than the commit message's, so another id.
+    assert chosen.tasks[1]["instance_id"] == f"acme__tool-{entry[:10]}-changelog"
