@@ -21,7 +21,11 @@ penalty, every weight at least 0:
 Validation holds whole repositories out, never tasks: each fifth of the repositories is scored by
 weights learned from the other four fifths, and the report compares that with the hand-set weights
 on the same tasks (the first gold definition's and gold file's place, Any@k and MRR). The penalty is
-chosen the same way. The model written is the one learned from all the training repositories, with
+chosen the same way. ``--validate`` scores tasks of another kind, never learned from, by the same
+held-out weights: the changelog entries of the training set's commits (``commits.py --set
+train-changelog``) tell a change in its users' words, as an issue does, and a change that gains on
+commit messages can lose there as it does on bug reports (bench/HISTORY.md, *Changelog entries as a
+check*). The model written is the one learned from all the training repositories, with
 its provenance: the repositories, their pinned heads, the task count and the held-out figures.
 
     PYTHONPATH=server .venv/bin/python -m bench.quality.train_ranker \\
@@ -415,6 +419,32 @@ def held_out(
     return {"hand-set": baseline, "learned": learned}
 
 
+def held_out_validation(
+    tasks: Sequence[Task],
+    validation: Sequence[Task],
+    penalty: float,
+    left_out: frozenset[str] = NEVER_LEARNED,
+) -> dict[str, Ranks]:
+    """``validation``'s tasks ranked by weights learned without their repository (by all of
+    ``tasks`` when no training task shares it), and by hand."""
+    learned = Ranks([], [], [])
+    baseline = Ranks([], [], [])
+    hand_definitions = vector(hand_set().definitions.weights, DEFINITION_SIGNALS)
+    hand_files = vector(hand_set().files.weights, FILE_SIGNALS)
+    trained = {task.repo for task in tasks}
+    folds = [({task.repo for task in held}, others) for held, others in repository_folds(tasks)] + [
+        ({task.repo for task in validation} - trained, list(tasks))
+    ]
+    for repos, others in folds:
+        scored = [task for task in validation if task.repo in repos]
+        if not scored:
+            continue
+        definition_weights, file_weights = train(others, penalty, random.Random(SEED), left_out)
+        learned.extend(evaluate(scored, definition_weights, file_weights))
+        baseline.extend(evaluate(scored, hand_definitions, hand_files))
+    return {"hand-set": baseline, "learned": learned}
+
+
 def held_out_lambdamart(tasks: Sequence[Task], penalty: float) -> Ranks:
     """As ``held_out``, with LightGBM's LambdaMART in place of each linear model (the files' signals
     still come from the linear definition weights): the comparison that decides whether a linear
@@ -495,6 +525,13 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     parser.add_argument(
         "--frames", type=Path, help="a rank_features.py dump of the traceback set: learn the frame weights"
     )
+    parser.add_argument(
+        "--validate",
+        type=Path,
+        nargs="+",
+        default=[],
+        help="rank_features.py dumps never learned from (the changelog set): scored held out by repository",
+    )
     parser.add_argument("--write", type=Path, help="write the learned model here (e.g. the shipped file)")
     return parser.parse_args(argv)
 
@@ -520,6 +557,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     assert best is not None
     _, penalty, results = best
     print(f"\nchosen penalty: {penalty}")
+    validated: dict[str, Any] = {}
+    if args.validate:
+        validation = load(args.validate, read_never_train(args.never_train) | frame_repos)
+        validation_results = held_out_validation(tasks, validation, penalty, left_out)
+        print(f"\n{len(validation)} validation tasks, never learned from, held out by repository")
+        print(format_table(REPORT_HEADER, report(validation_results)))
+        validated = {"tasks": len(validation), "heldOutByRepository": held_figures(validation_results)}
     definition_weights, file_weights = train(tasks, penalty, random.Random(SEED), left_out)
     frames: dict[str, Any] = {}
     if args.frames is not None:
@@ -553,6 +597,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         },
         "heldOutByRepository": held_figures(results),
         **({"frames": frames} if frames else {}),
+        **({"validation": validated} if validated else {}),
     }
     args.write.write_text(
         json.dumps(model_json(definition_weights, file_weights, provenance), indent=2) + "\n"

@@ -115,6 +115,40 @@ def test_a_task_in_two_dumps_is_learned_from_once(
     assert sum(repo["tasks"] for repo in provenance["repositories"]) == len(rows) + 1
 
 
+def test_validation_tasks_are_scored_held_out_and_never_learned_from(
+    trainer: ModuleType, features: Path, never_train: Path, tmp_path: Path
+) -> None:
+    """Validation tasks of another kind: the task's words name a decoy, not the definition to change.
+    The held-out weights, which learned that names find the gold, rank the decoy first there; and
+    the model written is the one learned without them."""
+    rng = random.Random(5)
+    rows = []
+    for index in range(20):
+        row = made_up_task(rng, f"owner/repo{index % 4}")
+        gold = next(item for item in row["definitions"] if item["gold"])
+        decoy = next(item for item in row["definitions"] if not item["gold"])
+        gold["signals"]["nameWords"], decoy["signals"]["nameWords"] = 0.0, 1.0
+        rows.append(row)
+    validation = tmp_path / "changelog.jsonl"
+    validation.write_text("".join(json.dumps(row) + "\n" for row in rows))
+    plain, validated = tmp_path / "plain.json", tmp_path / "validated.json"
+    argv = ["--features", str(features), "--never-train", str(never_train), "--penalty", "0.01"]
+    assert trainer.main([*argv, "--write", str(plain)]) == 0
+    assert trainer.main([*argv, "--validate", str(validation), "--write", str(validated)]) == 0
+    with_validation = json.loads(validated.read_text())
+    without = json.loads(plain.read_text())
+    assert with_validation["definitions"] == without["definitions"]
+    assert with_validation["files"] == without["files"]
+    figures = with_validation["provenance"]["validation"]
+    assert figures["tasks"] == 20
+    # Every task is scored, owner/repo3's too, which no training task shares.
+    tasks = trainer.load([features], frozenset())
+    scored = trainer.held_out_validation(tasks, trainer.load([validation], frozenset()), 0.01)
+    assert len(scored["learned"].definitions) == len(scored["hand-set"].files) == 20
+    assert figures["heldOutByRepository"]["learned"]["definitions"]["@1"] == 0.0
+    assert figures["heldOutByRepository"]["learned"]["definitions"]["@10"] > 0.0
+
+
 def test_a_task_of_an_evaluation_repository_stops_the_training(
     trainer: ModuleType, tmp_path: Path, never_train: Path
 ) -> None:
