@@ -117,12 +117,24 @@ def test_editor_history_never_includes_the_task(commit_tasks: ModuleType, histor
     assert [commit.sha for commit in recent] == [history["shas"]["shifted"]]
 
 
+def started_tool(tmp_path_factory: pytest.TempPathFactory, name: str) -> Repo:
+    """A Go tool whose first commit holds Alpha and Beta, for a set's message rule to choose from."""
+    repo = Repo(tmp_path_factory.mktemp(name) / "tool")
+    repo.write("core/core.go", CORE)
+    repo.commit("Start the tool with Alpha and Beta")
+    return repo
+
+
+def selected_by(commit_tasks: ModuleType, repo: Repo, set_name: str) -> Any:
+    dev_repo = commit_tasks.DevRepo("acme/tool", "go", repo.git("rev-parse", "HEAD"))
+    rule = commit_tasks.MESSAGE_RULES[set_name]
+    return commit_tasks.select_tasks(dev_repo, repo.root / ".git", per_repo=10, rule=rule)
+
+
 def test_the_traceback_set_takes_only_commits_that_quote_a_traceback(
     commit_tasks: ModuleType, tmp_path_factory: pytest.TempPathFactory
 ) -> None:
-    repo = Repo(tmp_path_factory.mktemp("tracebacks") / "tool")
-    repo.write("core/core.go", CORE)
-    repo.commit("Start the tool with Alpha and Beta")
+    repo = started_tool(tmp_path_factory, "tracebacks")
     repo.write("core/core.go", CORE.replace("return x", "return 2 * x"))
     crash = repo.commit(
         "Fix a crash in Beta on large input\n\n"
@@ -132,11 +144,10 @@ def test_the_traceback_set_takes_only_commits_that_quote_a_traceback(
     )
     repo.write("core/core.go", CORE.replace("return 1", "return 3"))
     repo.commit("Make Alpha return three instead of one")
-    dev_repo = commit_tasks.DevRepo("acme/tool", "go", repo.git("rev-parse", "HEAD"))
-    rule = commit_tasks.MESSAGE_RULES["tracebacks"]
-    chosen = commit_tasks.select_tasks(dev_repo, repo.root / ".git", per_repo=10, rule=rule)
+    chosen = selected_by(commit_tasks, repo, "tracebacks")
     assert [task["commit"] for task in chosen.tasks] == [crash]
     assert "Traceback (most recent call last)" in chosen.tasks[0]["problem_statement"]
+    dev_repo = commit_tasks.DevRepo("acme/tool", "go", repo.git("rev-parse", "HEAD"))
     every = commit_tasks.select_tasks(dev_repo, repo.root / ".git", per_repo=10)
     assert len(every.tasks) == 2
 
@@ -144,9 +155,7 @@ def test_the_traceback_set_takes_only_commits_that_quote_a_traceback(
 def test_the_described_set_takes_only_messages_of_an_issues_length(
     commit_tasks: ModuleType, tmp_path_factory: pytest.TempPathFactory
 ) -> None:
-    repo = Repo(tmp_path_factory.mktemp("described") / "tool")
-    repo.write("core/core.go", CORE)
-    repo.commit("Start the tool with Alpha and Beta")
+    repo = started_tool(tmp_path_factory, "described")
     repo.write("core/core.go", CORE.replace("return x", "return 2 * x"))
     body = (
         "Beta returned its input unchanged, so every caller that sized a buffer from it allocated half"
@@ -157,9 +166,7 @@ def test_the_described_set_takes_only_messages_of_an_issues_length(
     described = repo.commit(f"Make Beta double its input\n\n{body}\n\nSigned-off-by: A Dev <a@example.com>")
     repo.write("core/core.go", CORE.replace("return 1", "return 3"))
     repo.commit("Make Alpha return three instead of one\n\n" + "Signed-off-by: A Dev <a@example.com>\n" * 12)
-    dev_repo = commit_tasks.DevRepo("acme/tool", "go", repo.git("rev-parse", "HEAD"))
-    rule = commit_tasks.MESSAGE_RULES["train-described"]
-    chosen = commit_tasks.select_tasks(dev_repo, repo.root / ".git", per_repo=10, rule=rule)
+    chosen = selected_by(commit_tasks, repo, "train-described")
     # The trailers do not count: the newest commit is long only by its sign-offs.
     assert [task["commit"] for task in chosen.tasks] == [described]
     assert chosen.skipped["undescribed"] == 1
@@ -192,9 +199,7 @@ def test_the_changelog_set_takes_the_entry_a_commit_adds_as_its_task(
         "CHANGES.md", "2026.03.06, Version 1.5.0 (Stable)\n\nChanges since version 1.4.0:\n\n* fix Alpha\n"
     )
     repo.commit("Make Alpha return five on the stable branch")
-    dev_repo = commit_tasks.DevRepo("acme/tool", "go", repo.git("rev-parse", "HEAD"))
-    rule = commit_tasks.MESSAGE_RULES["train-changelog"]
-    chosen = commit_tasks.select_tasks(dev_repo, repo.root / ".git", per_repo=10, rule=rule)
+    chosen = selected_by(commit_tasks, repo, "train-changelog")
     # A source file named like a changelog is code: that commit adds no entry.
     assert [task["commit"] for task in chosen.tasks] == [fragment, entry]
     assert chosen.skipped["no-changelog"] == 1

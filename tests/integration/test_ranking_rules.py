@@ -192,6 +192,39 @@ def test_a_named_test_file_brings_the_tests_only_when_the_workspace_holds_it(
         assert pack.bodies[0].id == "billing/invoices.py::compute_invoice"
 
 
+# A web framework's own test library (as ``django/test/``): shipped code its users' tests import,
+# beside the framework's test suite.
+TEST_LIBRARY = {
+    "webapp/test/client.py": (
+        "class Client:\n"
+        '    """A browser for tests: sends requests to the app and follows its redirects."""\n\n'
+        "    def get(self, path, query=None, follow=False):\n"
+        "        response = self.app.handle('GET', path, query)\n"
+        "        while follow and response.is_redirect:\n"
+        "            response = self.app.handle('GET', response.location)\n"
+        "        return response\n"
+    ),
+    "webapp/handlers.py": (
+        "def handle(method, path, query):\n"
+        '    """Route a request to its view."""\n'
+        "    return route(path)(method, query)\n"
+    ),
+    "tests/test_client.py": (
+        "from webapp.test.client import Client\n\n\n"
+        "def test_get_follows_redirects_with_the_query_string():\n"
+        "    client = Client()\n"
+        "    assert client.get('/old', query='a=1', follow=True).query == 'a=1'\n"
+    ),
+}
+
+
+def test_a_packages_own_test_library_is_its_code_not_its_tests(tmp_path: Path, counter: TokenCounter) -> None:
+    task = "Client.get drops the query string when it follows a redirect"
+    pack = pack_for(tmp_path / "ws", tmp_path / "index", TEST_LIBRARY, task, counter)
+    assert pack.bodies[0].id == "webapp/test/client.py::Client.get"
+    assert not any(item.startswith("tests/") for item in items(pack))
+
+
 # Two packages of one project with a module of the same name and much the same code: only the
 # folder above the module's own says which package it is.
 RETRY = (

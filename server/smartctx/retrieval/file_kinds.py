@@ -80,12 +80,36 @@ _ATTRIBUTES = {
 _KIND_ORDER = (FileKind.GENERATED, FileKind.VENDORED, FileKind.DOCUMENTATION, FileKind.BUILD)
 
 
+# A Python package's own ``test`` or ``testing`` subpackage is a library the project ships for its
+# users' tests (``django/test/``, ``sympy/testing/``, ``numpy/testing/``, ``matplotlib/testing/``),
+# not its test suite: the singular folder, below a package folder, in a Python file not named as a
+# test. A top-level ``test/`` or ``testing/`` (CPython's ``Lib/test/`` suite is named ``test_*.py``;
+# pytest's ``testing/`` is top-level) and Maven's ``src/test/`` stay tests.
+_LIBRARY_TEST_FOLDERS = frozenset({"test", "testing"})
+_NOT_PACKAGE_FOLDERS = frozenset({"src", "lib", "source"})
+
+
 # A request asks of a few thousand paths, most of them asked before.
 @lru_cache(maxsize=65_536)
 def is_test_path(path: str) -> bool:
     """Whether a workspace-relative path is test code, by the folder and file names test runners use."""
     *folders, name = path.split("/")
-    return any(folder.lower() in _TEST_FOLDERS for folder in folders) or _TEST_NAME.search(name) is not None
+    if _TEST_NAME.search(name) is not None:
+        return True
+    return any(
+        folder.lower() in _TEST_FOLDERS and not _is_library_test_folder(folders, index, name)
+        for index, folder in enumerate(folders)
+    )
+
+
+def _is_library_test_folder(folders: Sequence[str], index: int, name: str) -> bool:
+    return (
+        name.endswith(".py")
+        and folders[index] in _LIBRARY_TEST_FOLDERS
+        and index > 0
+        and folders[index - 1].lower() not in _NOT_PACKAGE_FOLDERS
+        and not any(folder.lower() in _TEST_FOLDERS for folder in folders[:index])
+    )
 
 
 @dataclass(frozen=True)
