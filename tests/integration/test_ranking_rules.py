@@ -225,6 +225,22 @@ def test_a_packages_own_test_library_is_its_code_not_its_tests(tmp_path: Path, c
     assert not any(item.startswith("tests/") for item in items(pack))
 
 
+def test_a_test_library_ranks_below_the_code_a_task_is_about(tmp_path: Path) -> None:
+    """The task reads like the test client's docstring, but the redirect is the app's to follow."""
+    files = {
+        **TEST_LIBRARY,
+        "webapp/routing.py": (
+            "def follow(response, query):\n"
+            '    """The response a redirect leads to."""\n'
+            "    return response.app.handle('GET', response.location, query)\n"
+        ),
+    }
+    task = "Requests sent to the app lose the query string when a redirect is followed"
+    ranking = ranking_for(tmp_path, files, task)
+    assert [file.path for file in ranking.files[:2]] == ["webapp/routing.py", "webapp/test/client.py"]
+    assert ranking.files[1].parts["kindFactor"] < 1.0
+
+
 # Two packages of one project with a module of the same name and much the same code: only the
 # folder above the module's own says which package it is.
 RETRY = (

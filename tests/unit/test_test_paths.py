@@ -1,11 +1,12 @@
 """Which paths are test code (``file_kinds.is_test_path``): a test runner's folders and file names,
-but not a package's own ``test`` or ``testing`` library that its users' tests import."""
+but not a package's own ``test`` or ``testing`` library that its users' tests import, which is code
+of its own kind, ranked lower."""
 
 from __future__ import annotations
 
 import pytest
 
-from smartctx.retrieval.file_kinds import is_test_path
+from smartctx.retrieval.file_kinds import FileKind, file_kind, is_test_path
 
 
 @pytest.mark.parametrize(
@@ -39,3 +40,17 @@ from smartctx.retrieval.file_kinds import is_test_path
 )
 def test_a_path_is_test_code_by_the_names_test_runners_use(path: str, test: bool) -> None:
     assert is_test_path(path) is test
+
+
+@pytest.mark.parametrize(
+    ("path", "kind"),
+    [
+        ("django/test/client.py", FileKind.TEST_LIBRARY),
+        ("sympy/testing/pytest.py", FileKind.TEST_LIBRARY),
+        ("django/test/test_utils.py", FileKind.TEST),
+        ("tests/test_views.py", FileKind.TEST),
+        ("django/db/models/query.py", None),
+    ],
+)
+def test_a_test_library_is_a_kind_of_its_own(path: str, kind: FileKind | None) -> None:
+    assert file_kind(path) is kind

@@ -25,6 +25,7 @@ class FileKind(str, Enum):
     """Why a file is not the project's own code; the value names its score factor."""
 
     TEST = "test"
+    TEST_LIBRARY = "test library"
     VENDORED = "vendored"
     GENERATED = "generated"
     DOCUMENTATION = "documentation"
@@ -84,7 +85,9 @@ _KIND_ORDER = (FileKind.GENERATED, FileKind.VENDORED, FileKind.DOCUMENTATION, Fi
 # users' tests (``django/test/``, ``sympy/testing/``, ``numpy/testing/``, ``matplotlib/testing/``),
 # not its test suite: the singular folder, below a package folder, in a Python file not named as a
 # test. A top-level ``test/`` or ``testing/`` (CPython's ``Lib/test/`` suite is named ``test_*.py``;
-# pytest's ``testing/`` is top-level) and Maven's ``src/test/`` stay tests.
+# pytest's ``testing/`` is top-level) and Maven's ``src/test/`` stay tests. Such a library is code a
+# task can be about, so it is no test, but it ranks lower (``TEST_LIBRARY``): most tasks that say a
+# word of testing are not about the library that tests with.
 _LIBRARY_TEST_FOLDERS = frozenset({"test", "testing"})
 _NOT_PACKAGE_FOLDERS = frozenset({"src", "lib", "source"})
 
@@ -99,6 +102,15 @@ def is_test_path(path: str) -> bool:
     return any(
         folder.lower() in _TEST_FOLDERS and not _is_library_test_folder(folders, index, name)
         for index, folder in enumerate(folders)
+    )
+
+
+@lru_cache(maxsize=65_536)
+def is_test_library_path(path: str) -> bool:
+    """Whether a path is a package's own test library (and so not test code)."""
+    *folders, name = path.split("/")
+    return not is_test_path(path) and any(
+        _is_library_test_folder(folders, index, name) for index in range(len(folders))
     )
 
 
@@ -232,6 +244,8 @@ def file_kind(path: str, attributes: Sequence[AttributeRule] = ()) -> FileKind |
     """
     if is_test_path(path):
         return FileKind.TEST
+    if is_test_library_path(path):
+        return FileKind.TEST_LIBRARY
     decided: dict[FileKind, bool] = {}
     for rule in attributes:
         if rule.matches(path):

@@ -47,13 +47,16 @@ TEST_VOTE_EDGES = frozenset({"calls", "references", "imports", "inherits"})
 # (function MRR 0.567 -> 0.572, no task worse, SWE-bench Lite's packs unchanged: bench/HISTORY.md).
 TEST_MODULES = frozenset({"tests", "test"})
 # Files that are not the project's own code rank below it: their total is multiplied by these.
-# Tests only when the task is about tests; otherwise they vote instead of ranking at all.
+# Tests only when the task is about tests; otherwise they vote instead of ranking at all. A package's
+# own test library (``django/test/``) as documentation: code a task can be about, seldom the code to
+# change.
 KIND_FACTORS: Mapping[FileKind, float] = {
     FileKind.VENDORED: 0.15,
     FileKind.GENERATED: 0.15,
     FileKind.DOCUMENTATION: 0.5,
     FileKind.BUILD: 0.4,
     FileKind.TEST: 1.0,
+    FileKind.TEST_LIBRARY: 0.5,
 }
 # A candidate the search did not find, which only the graph reached from one it did, multiplies its
 # total by this. Its lexical signal is its seed's BM25 halved per hop, so on that alone a callee or
