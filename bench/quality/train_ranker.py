@@ -24,8 +24,8 @@ on the same tasks (the first gold definition's and gold file's place, Any@k and 
 chosen the same way. ``--validate`` scores tasks of another kind, never learned from, by the same
 held-out weights: the changelog entries of the training set's commits (``commits.py --set
 train-changelog``) tell a change in its users' words, as an issue does, and a change that gains on
-commit messages can lose there as it does on bug reports (bench/HISTORY.md, *Changelog entries as a
-check*). The model written is the one learned from all the training repositories, with
+commit messages can lose there as it does on bug reports (bench/HISTORY.md, *Training tasks closer
+to issues*). The model written is the one learned from all the training repositories, with
 its provenance: the repositories, their pinned heads, the task count and the held-out figures.
 
     PYTHONPATH=server .venv/bin/python -m bench.quality.train_ranker \\

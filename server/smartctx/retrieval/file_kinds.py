@@ -22,7 +22,8 @@ from importlib import resources
 
 
 class FileKind(str, Enum):
-    """Why a file is not the project's own code; the value names its score factor."""
+    """Why a file is not the project's own code, or not its code to change (a test library); the
+    value names its score factor and reads in the file map's reason."""
 
     TEST = "test"
     TEST_LIBRARY = "test library"
