@@ -93,26 +93,27 @@ _LIBRARY_TEST_FOLDERS = frozenset({"test", "testing"})
 _NOT_PACKAGE_FOLDERS = frozenset({"src", "lib", "source"})
 
 
-# A request asks of a few thousand paths, most of them asked before.
-@lru_cache(maxsize=65_536)
 def is_test_path(path: str) -> bool:
     """Whether a workspace-relative path is test code, by the folder and file names test runners use."""
+    return test_kind(path) is FileKind.TEST
+
+
+# A request asks of a few thousand paths, most of them asked before.
+@lru_cache(maxsize=65_536)
+def test_kind(path: str) -> FileKind | None:
+    """``TEST`` for test code, ``TEST_LIBRARY`` for a package's own test library, else None."""
     *folders, name = path.split("/")
     if _TEST_NAME.search(name) is not None:
-        return True
-    return any(
-        folder.lower() in _TEST_FOLDERS and not _is_library_test_folder(folders, index, name)
-        for index, folder in enumerate(folders)
-    )
-
-
-@lru_cache(maxsize=65_536)
-def is_test_library_path(path: str) -> bool:
-    """Whether a path is a package's own test library (and so not test code)."""
-    *folders, name = path.split("/")
-    return not is_test_path(path) and any(
-        _is_library_test_folder(folders, index, name) for index in range(len(folders))
-    )
+        return FileKind.TEST
+    in_library = False
+    for index, folder in enumerate(folders):
+        if folder.lower() not in _TEST_FOLDERS:
+            continue
+        # A test folder inside another (``django/test/tests/``) is the suite's, not the library's.
+        if in_library or not _is_library_test_folder(folders, index, name):
+            return FileKind.TEST
+        in_library = True
+    return FileKind.TEST_LIBRARY if in_library else None
 
 
 def _is_library_test_folder(folders: Sequence[str], index: int, name: str) -> bool:
@@ -121,7 +122,6 @@ def _is_library_test_folder(folders: Sequence[str], index: int, name: str) -> bo
         and folders[index] in _LIBRARY_TEST_FOLDERS
         and index > 0
         and folders[index - 1].lower() not in _NOT_PACKAGE_FOLDERS
-        and not any(folder.lower() in _TEST_FOLDERS for folder in folders[:index])
     )
 
 
@@ -243,10 +243,8 @@ def file_kind(path: str, attributes: Sequence[AttributeRule] = ()) -> FileKind |
     of a kind decides for that kind (as git's own attribute lookup does); a kind it does not speak
     of is decided by the patterns.
     """
-    if is_test_path(path):
-        return FileKind.TEST
-    if is_test_library_path(path):
-        return FileKind.TEST_LIBRARY
+    if (tested := test_kind(path)) is not None:
+        return tested
     decided: dict[FileKind, bool] = {}
     for rule in attributes:
         if rule.matches(path):
