@@ -402,46 +402,28 @@ def held_out_frames(
 
 
 def held_out(
-    tasks: Sequence[Task], penalty: float, left_out: frozenset[str] = NEVER_LEARNED
-) -> dict[str, Ranks]:
-    """Every repository's tasks ranked by weights learned without that repository, and by hand."""
-    learned = Ranks([], [], [])
-    baseline = Ranks([], [], [])
-    hand_definitions = vector(hand_set().definitions.weights, DEFINITION_SIGNALS)
-    hand_files = vector(hand_set().files.weights, FILE_SIGNALS)
-    for held, others in repository_folds(tasks):
-        definition_weights, file_weights = train(others, penalty, random.Random(SEED), left_out)
-        for total, part in (
-            (learned, evaluate(held, definition_weights, file_weights)),
-            (baseline, evaluate(held, hand_definitions, hand_files)),
-        ):
-            total.extend(part)
-    return {"hand-set": baseline, "learned": learned}
-
-
-def held_out_validation(
     tasks: Sequence[Task],
-    validation: Sequence[Task],
     penalty: float,
     left_out: frozenset[str] = NEVER_LEARNED,
+    scored: Sequence[Task] | None = None,
 ) -> dict[str, Ranks]:
-    """``validation``'s tasks ranked by weights learned without their repository (by all of
-    ``tasks`` when no training task shares it), and by hand."""
+    """Every repository's tasks ranked by weights learned without that repository, and by hand; or,
+    given ``scored`` (tasks of another kind, never learned from), those tasks ranked the same way,
+    a repository no training task shares by the weights of all."""
+    scored = tasks if scored is None else scored
     learned = Ranks([], [], [])
     baseline = Ranks([], [], [])
     hand_definitions = vector(hand_set().definitions.weights, DEFINITION_SIGNALS)
     hand_files = vector(hand_set().files.weights, FILE_SIGNALS)
-    trained = {task.repo for task in tasks}
-    folds = [({task.repo for task in held}, others) for held, others in repository_folds(tasks)] + [
-        ({task.repo for task in validation} - trained, list(tasks))
-    ]
-    for repos, others in folds:
-        scored = [task for task in validation if task.repo in repos]
-        if not scored:
+    untrained = {task.repo for task in scored} - {task.repo for task in tasks}
+    folds = [({task.repo for task in held}, others) for held, others in repository_folds(tasks)]
+    for repos, others in [*folds, (untrained, list(tasks))]:
+        ranked = [task for task in scored if task.repo in repos]
+        if not ranked:
             continue
         definition_weights, file_weights = train(others, penalty, random.Random(SEED), left_out)
-        learned.extend(evaluate(scored, definition_weights, file_weights))
-        baseline.extend(evaluate(scored, hand_definitions, hand_files))
+        learned.extend(evaluate(ranked, definition_weights, file_weights))
+        baseline.extend(evaluate(ranked, hand_definitions, hand_files))
     return {"hand-set": baseline, "learned": learned}
 
 
@@ -560,7 +542,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     validated: dict[str, Any] = {}
     if args.validate:
         validation = load(args.validate, read_never_train(args.never_train) | frame_repos)
-        validation_results = held_out_validation(tasks, validation, penalty, left_out)
+        validation_results = held_out(tasks, penalty, left_out, scored=validation)
         print(f"\n{len(validation)} validation tasks, never learned from, held out by repository")
         print(format_table(REPORT_HEADER, report(validation_results)))
         validated = {"tasks": len(validation), "heldOutByRepository": held_figures(validation_results)}

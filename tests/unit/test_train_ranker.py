@@ -143,7 +143,7 @@ def test_validation_tasks_are_scored_held_out_and_never_learned_from(
     assert figures["tasks"] == 20
     # Every task is scored, owner/repo3's too, which no training task shares.
     tasks = trainer.load([features], frozenset())
-    scored = trainer.held_out_validation(tasks, trainer.load([validation], frozenset()), 0.01)
+    scored = trainer.held_out(tasks, 0.01, scored=trainer.load([validation], frozenset()))
     assert len(scored["learned"].definitions) == len(scored["hand-set"].files) == 20
     assert figures["heldOutByRepository"]["learned"]["definitions"]["@1"] == 0.0
     assert figures["heldOutByRepository"]["learned"]["definitions"]["@10"] > 0.0
