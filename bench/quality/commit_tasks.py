@@ -749,6 +749,21 @@ def judge_change(
     return gold, None
 
 
+def judge_message(git_dir: Path, commit: Commit, rule: MessageRule) -> tuple[str | None, SkipReason | None]:
+    """The task's text when it is not the commit's message (the changelog entry ``rule`` asks for),
+    and the part of ``rule`` the commit breaks: too short a message, no entry, or a release's notes."""
+    if len(task_text(commit.message)) < rule.min_chars:
+        return None, SkipReason.UNDESCRIBED
+    if not rule.from_changelog:
+        return None, None
+    entry = changelog_entry(git_dir, commit)
+    if word_count(entry) < MIN_TASK_WORDS:
+        return entry, SkipReason.NO_CHANGELOG
+    if len(entry) > MAX_CHANGELOG_CHARS or _RELEASE_HEADING.search(entry):
+        return entry, SkipReason.RELEASE
+    return entry, None
+
+
 def select_tasks(
     repo: DevRepo,
     git_dir: Path,
@@ -775,14 +790,10 @@ def select_tasks(
             selection.skipped[SkipReason.UNREADABLE.value] += 1
             break
         subject = commit.subject.strip().rstrip(".").lower()
+        entry: str | None = None
         reason = skip_reason(commit)
-        if reason is None and len(task_text(commit.message)) < rule.min_chars:
-            reason = SkipReason.UNDESCRIBED
-        entry = changelog_entry(git_dir, commit) if reason is None and rule.from_changelog else None
-        if entry is not None and word_count(entry) < MIN_TASK_WORDS:
-            reason = SkipReason.NO_CHANGELOG
-        elif entry is not None and (len(entry) > MAX_CHANGELOG_CHARS or _RELEASE_HEADING.search(entry)):
-            reason = SkipReason.RELEASE
+        if reason is None:
+            entry, reason = judge_message(git_dir, commit, rule)
         if reason is None and (subject in subjects or pull_requests(subject) & numbers):
             reason = SkipReason.DUPLICATE
         if reason is not None:
