@@ -380,6 +380,22 @@ def test_the_file_map_is_in_the_json_with_its_lines(
     assert f"`{symbol['qualifiedName']}`:{symbol['startLine']}" in wire["text"]
 
 
+def test_a_file_map_line_is_short_so_the_map_reaches_twice_as_far(
+    ledger: tuple[Path, IndexStore], counter: TokenCounter
+) -> None:
+    """A map line is a path and the file's top definition, half the tokens of one that also said why
+    the file ranks and named three definitions: the ledger's 8k pack names 40 further files in the
+    map's tokens, where the longer lines named 16."""
+    pack = ledger_pack(ledger, counter, budget_tokens=8000)
+    assert len(pack.file_map) >= 2 * 16
+    lines = pack.text.split("## Other likely files")[1].splitlines()[2:]
+    assert len(lines) == len(pack.file_map)
+    for entry, line in zip(pack.file_map, lines, strict=True):
+        (symbol,) = entry.symbols
+        assert line == f"- {entry.file_path}: `{symbol.qualified_name}`:{symbol.start_line}"
+        assert entry.reason, "why it ranks stays in the entry, for the panel"
+
+
 @settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(budget=st.integers(min_value=100, max_value=40_000))
 def test_the_budget_is_exact_with_the_file_map(

@@ -159,4 +159,4 @@ def test_a_secret_in_any_packed_item_is_redacted(
     if budget == BUDGETS[-1]:
         secret_file = f"pkg/view{SECRET_MAP_FILE}.py"
         assert secret_file in [entry.file_path for entry in packed.file_map]
-        assert f"- {secret_file} (its text matches the task): `{REDACTED}`" in packed.text
+        assert f"- {secret_file}: `{REDACTED}`:5\n" in packed.text

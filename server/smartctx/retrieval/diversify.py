@@ -33,7 +33,7 @@ DEFAULT_BODIES = 5
 DEFAULT_SUMMARIES = 25
 DEFAULT_RANKED_CAP = 50
 MAX_LIMIT_GROWTH = 2.0
-# Further files the file map may list per 1,000 tokens of budget (a line costs about 30 tokens).
+# Further files the file map may list per 1,000 tokens of budget (a line costs about 16 tokens).
 FILE_MAP_FILES_PER_1K_TOKENS = 10
 # Bodies chosen from the budget: the design's first 5 always, then more only while they score at
 # least this share of the 5th (the best body's score is no yardstick: a stack frame or a named

@@ -49,8 +49,8 @@ MAX_TASK_CHARS_IN_HEADER = 300
 MAX_LINE_OFFSET_BYTES = 32_000_000
 MAX_DOC_CHARS_IN_SUMMARY = 200
 # The file map's lines are told and redacted this many at a time, as the map reaches them: the map
-# ends at the first line the budget cannot hold (at 8k tokens, after about 25 of up to 80 further
-# files), and one redaction's fixed cost is about that of eight lines.
+# ends at the first line the budget cannot hold (at 8k tokens, after about 50 of up to 80 further
+# files), and one redaction's fixed cost is worth sharing among many lines.
 MAP_LINES_PER_REDACTION = 32
 
 _BACKTICK_RUN = re.compile(r"`+")
@@ -58,7 +58,7 @@ _BACKTICK_RUN = re.compile(r"`+")
 MIN_FENCE = "```"
 _LANGUAGE_TAGS = {"csharp": "cs"}
 SUMMARIES_HEADING = "## Related definitions (signatures)\n\n"
-FILE_MAP_HEADING = "## Other likely files (why; top definitions with their first line)\n\n"
+FILE_MAP_HEADING = "## Other likely files (each with its top definition and that one's first line)\n\n"
 
 
 @dataclass
@@ -139,11 +139,11 @@ def summary_line(item: ScoredNode) -> str:
 
 
 def file_map_line(file: RankedFile) -> str:
+    """The file's path and its top definition with its first line. Why it ranks is left to the
+    structured entry (the panel shows it): in the text it cost a fifth of the line and told a model
+    little that the path does not."""
     symbols = ", ".join(f"`{node.qualified_name}`:{node.start_line}" for node in file.symbols)
-    line = f"- {file.path}"
-    if file.reason:
-        line += f" ({file.reason})"
-    return line + (f": {symbols}" if symbols else "") + "\n"
+    return f"- {file.path}" + (f": {symbols}" if symbols else "") + "\n"
 
 
 def assemble(
@@ -325,8 +325,7 @@ def pack(
 
 def _redacted_map_lines(files: Sequence[RankedFile]) -> Iterator[str]:
     """Each file's map line, redacted, told ``MAP_LINES_PER_REDACTION`` files at a time as they are
-    asked for: the lines after the one that ends the map are never told (a file's reason is made
-    when it is first read) nor scanned."""
+    asked for: the lines after the one that ends the map are never told nor scanned."""
     for start in range(0, len(files), MAP_LINES_PER_REDACTION):
         lines = [file_map_line(file) for file in files[start : start + MAP_LINES_PER_REDACTION]]
         answers = redact_all(lines)

@@ -46,8 +46,9 @@ from smartctx.store.snapshot import EdgeRow, NodeRow
 # best whole-text matches, which are the files a mark could move.
 FILES_CHECKED_FOR_ATTRIBUTES = 40
 # Ranked files that get their most central definitions looked up when none of theirs ranked: the
-# first ones, which an 8k pack's map reaches (the lookup is one query, its cost grows with them).
-FILES_GIVEN_SYMBOLS = 60
+# first ones, which an 8k pack's map reaches (up to 80 lines after the files its code shows; the
+# lookup is one query, its cost grows with them).
+FILES_GIVEN_SYMBOLS = 100
 
 
 class CancelledError(Exception):
