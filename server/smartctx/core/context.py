@@ -293,7 +293,7 @@ class FileMapSymbol:
 
 @dataclass(frozen=True)
 class FileMapEntry:
-    """One line of the pack's file map: a further likely file, why it ranks, its top definitions.
+    """One line of the pack's file map: a further likely file, why it ranks, its top definition.
 
     The map lists files that no body or summary of the pack comes from, so breadth costs one line
     per file. ``tokens`` is what the line costs in the pack text.

@@ -56,8 +56,9 @@ MAX_BODIES_PER_FILE = 3
 # lower file's weaker bodies (which become summaries). Those past the usual cap come after every
 # other file's bodies, so they never push another file's best body down the pack, and the budget
 # cuts them first. At 2, on SWE-bench Lite body hit 59.7 -> 61.3 % and function Acc@10 46.0 ->
-# 47.7 %, on the commit dev set 77.5 -> 78.6 % and 37.9 -> 38.6 %, no Acc@1 or @5 lost; with only
-# the slots the other files leave, half of that (bench/HISTORY.md).
+# 47.7 %, on the commit dev set 77.5 -> 78.6 % and 37.9 -> 38.6 %, no Acc@1 or @5 lost; on the
+# traceback set body hit rises and function Acc@10 loses two tasks; with only the slots the other
+# files leave, half the gains (bench/HISTORY.md).
 FIRST_FILE_CAP_FACTOR = 2
 # A class (or struct, interface …) longer than this is not shown whole: its whole text would be cut
 # to fit anyway, and the methods that matter can take the body slots. A shorter one is worth its

@@ -194,9 +194,10 @@ class _WireFileMapEntry(TypedDict):
 
     filePath: str
     score: float
-    # Why it ranks, in a few words (as in the pack text).
+    # Why it ranks, in a few words (for the panel: the pack text leaves it out).
     reason: str
-    # Its best-ranked definitions (or its most central ones), each with its lines (1-based, inclusive).
+    # The definitions its line names: its best-ranked one (or its most central one), with its lines
+    # (1-based, inclusive).
     symbols: list[WireFileMapSymbol]
     # What the line costs in the pack text.
     tokens: int
