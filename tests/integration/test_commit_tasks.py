@@ -125,9 +125,10 @@ def started_tool(tmp_path_factory: pytest.TempPathFactory, name: str) -> Repo:
     return repo
 
 
-def selected_by(commit_tasks: ModuleType, repo: Repo, set_name: str) -> Any:
+def selected_by(commit_tasks: ModuleType, repo: Repo, set_name: str | None) -> Any:
+    """The tasks a set's message rule selects from ``repo``; every task with no set named."""
     dev_repo = commit_tasks.DevRepo("acme/tool", "go", repo.git("rev-parse", "HEAD"))
-    rule = commit_tasks.MESSAGE_RULES[set_name]
+    rule = commit_tasks.MESSAGE_RULES[set_name] if set_name else commit_tasks.MessageRule()
     return commit_tasks.select_tasks(dev_repo, repo.root / ".git", per_repo=10, rule=rule)
 
 
@@ -147,8 +148,7 @@ def test_the_traceback_set_takes_only_commits_that_quote_a_traceback(
     chosen = selected_by(commit_tasks, repo, "tracebacks")
     assert [task["commit"] for task in chosen.tasks] == [crash]
     assert "Traceback (most recent call last)" in chosen.tasks[0]["problem_statement"]
-    dev_repo = commit_tasks.DevRepo("acme/tool", "go", repo.git("rev-parse", "HEAD"))
-    every = commit_tasks.select_tasks(dev_repo, repo.root / ".git", per_repo=10)
+    every = selected_by(commit_tasks, repo, None)
     assert len(every.tasks) == 2
 
 
