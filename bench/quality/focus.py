@@ -199,7 +199,14 @@ def pack_and_score(
         return MODULE_NAME if kind == SymbolKind.MODULE.value else qualified
 
     items = [
-        PackItem(b.file_path, name(b.kind, b.qualified_name), b.start_line, b.end_line, body=True)
+        PackItem(
+            b.file_path,
+            name(b.kind, b.qualified_name),
+            b.start_line,
+            b.end_line,
+            body=True,
+            left_out=b.left_out,
+        )
         for b in pack.bodies
     ] + [
         PackItem(s.file_path, name(s.kind, s.qualified_name), s.start_line, s.end_line, body=False)

@@ -160,7 +160,14 @@ def run_smartctx(
     pack = build_context(request, snapshot, counter, sources, history=history, model=model)
     latency_ms = (time.perf_counter() - started) * 1000
     items = [
-        PackItem(b.file_path, _scoring_name(b.kind, b.qualified_name), b.start_line, b.end_line, body=True)
+        PackItem(
+            b.file_path,
+            _scoring_name(b.kind, b.qualified_name),
+            b.start_line,
+            b.end_line,
+            body=True,
+            left_out=b.left_out,
+        )
         for b in pack.bodies
     ] + [
         PackItem(s.file_path, _scoring_name(s.kind, s.qualified_name), s.start_line, s.end_line, body=False)

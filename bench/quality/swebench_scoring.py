@@ -83,6 +83,14 @@ class PackItem:
     end_line: int
     body: bool
     whole_file: bool = False
+    # Lines of a body that its source does not show (``BodyItem.left_out``): no changed line there
+    # counts as covered.
+    left_out: tuple[tuple[int, int], ...] = ()
+
+    def shows(self, line: int) -> bool:
+        return self.start_line <= line <= self.end_line and not any(
+            start <= line <= end for start, end in self.left_out
+        )
 
     @property
     def function_id(self) -> str:
@@ -234,7 +242,7 @@ def score_pack(items: Sequence[PackItem], gold: Gold, file_map: Sequence[str] = 
     covered = {
         (path, line)
         for path, line in changed
-        if any(body.file_path == path and body.start_line <= line <= body.end_line for body in bodies)
+        if any(body.file_path == path and body.shows(line) for body in bodies)
     }
     files = gold_ranks([*(item.file_path for item in items), *file_map], gold.files)
     functions = function_ranks(items, gold)

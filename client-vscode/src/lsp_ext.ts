@@ -202,11 +202,17 @@ export interface WireScoredItem {
   tokens: number;
 }
 
+export interface WireLineRange {
+  startLine: number;
+  endLine: number;
+}
+
 export interface WireBody extends WireScoredItem {
   language: string;
   scoreParts: Record<string, number>;
   source: string;
   recentPRs: WireRecentChange[];
+  leftOut: WireLineRange[];
   workspaceFolder?: string;
 }
 

@@ -123,6 +123,16 @@ def test_whole_file_holds_every_function_in_full(scoring: ModuleType) -> None:
     assert (score.function_hit, score.body_hit, score.line_coverage) == (True, True, 1.0)
 
 
+def test_a_changed_line_a_body_leaves_out_is_not_covered(scoring: ModuleType) -> None:
+    """Lines 21-23 and 40 changed; the body of Engine.run (20-45) leaves its docstring's 22-30 out."""
+    gold = scoring.Gold.from_instance(GOLD_ROW)
+    whole = scoring.PackItem("pkg/core.py", "Engine.run", 20, 45, body=True)
+    shortened = scoring.PackItem("pkg/core.py", "Engine.run", 20, 45, body=True, left_out=((22, 30),))
+    assert scoring.score_pack([whole], gold).line_coverage == 1.0
+    score = scoring.score_pack([shortened], gold)
+    assert (score.body_hit, score.line_hit, score.line_coverage) == (True, True, 0.5)
+
+
 @pytest.mark.parametrize(
     ("spec", "body", "holds"),
     [

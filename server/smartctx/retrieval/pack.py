@@ -5,12 +5,13 @@ file map), then summaries (while the file map's share stays kept), then the file
 further likely file, to the end of the budget. Every emitted token (the header, each item's heading
 and fence, the code, the summaries, the map) is counted with the real tokenizer, and the budget is
 never exceeded. A long struct, enum or interface is shown by its first lines (``diversify.head_lines``,
-its heading says so). A body that does not fit is cut at a line boundary, or skipped with a
+its heading says so), a long Python docstring by its first paragraph and a line naming the rest
+(``docstrings.py``). A body that does not fit is cut at a line boundary, or skipped with a
 ``body-skipped`` warning and shown by its signature among the summaries instead, and packing goes on
 with the next item: one large class never empties a pack. A summary too long for the whole budget is
 skipped with a ``summary-skipped`` warning. Bodies are read from the files now; a definition that
 changed since indexing is found again or dropped with a warning, so the text always matches its
-citation.
+citation (but for the lines a body's ``left_out`` names).
 """
 
 from __future__ import annotations
@@ -27,6 +28,7 @@ from smartctx.core.history import ImpactSection, RecentChange
 from smartctx.core.tokens import TokenCounter
 from smartctx.retrieval.breadcrumbs import IMPACT_SHARE, MAX_HISTORY_SHARE_PER_BODY, fit_changes, fit_impact
 from smartctx.retrieval.diversify import Selection, head_lines
+from smartctx.retrieval.docstrings import ShownLines, shortened
 from smartctx.retrieval.files import RankedFile
 from smartctx.retrieval.score import ScoredNode
 from smartctx.retrieval.sources import SourceReader
@@ -198,18 +200,23 @@ def pack(
     # reaches them, each kind in one pass: the lines of the summaries tried, the signatures and docs
     # of those packed, the file map's lines as far as the map goes. A text's answer does not depend
     # on the texts redacted with it, so the pack is the one a pass over every candidate gives.
-    located_bodies = []
+    located_bodies: list[tuple[ScoredNode, tuple[int, int, ShownLines] | None, list[Warning]]] = []
     for item in selection.bodies if include_blobs else ():
         read_warnings: list[Warning] = []
         located = current_source(item.node, sources, read_warnings, files)
-        located_bodies.append((item, None if located is None else _head(item.node, located), read_warnings))
-    redacted = redact_all("".join(located[2]) for _, located, _ in located_bodies if located is not None)
-    for item, located, read_warnings in located_bodies:
+        with_lines = None
+        if located is not None:
+            start, end, lines = _head(item.node, located)
+            with_lines = (start, end, shortened(item.node.language, start, lines))
+        located_bodies.append((item, with_lines, read_warnings))
+    redacted = redact_all("".join(entry[2].lines) for _, entry, _ in located_bodies if entry is not None)
+    for item, entry, read_warnings in located_bodies:
         warnings.extend(read_warnings)
-        if located is None:
+        if entry is None:
             continue
-        start, end, lines = located
-        text, redactions = redacted["".join(lines)]
+        start, end, body_lines = entry
+        left_out = body_lines.left_out
+        text, redactions = redacted["".join(body_lines.lines)]
         if redactions:
             warnings.append(
                 Warning("secret-redacted", f"{redactions} secret(s) replaced", node_id(item.node))
@@ -220,7 +227,7 @@ def pack(
         room = min(budget_tokens - reserve - used, body_cap)
         if tokens > room:
             trimmed = True
-            cut = _cut_to_fit(item, index, start, text, room, counter)
+            cut = _cut_to_fit(item, index, start, body_lines.numbers, text, room, counter)
             if cut is None:
                 warnings.append(
                     Warning(
@@ -233,6 +240,7 @@ def pack(
                 demoted.append(item)
                 continue
             block, tokens, end, text = cut
+            left_out = tuple(span for span in left_out if span[1] <= end)
             warnings.append(
                 Warning("body-cut", f"cut to lines {start}-{end} to fit the budget", node_id(item.node))
             )
@@ -249,7 +257,7 @@ def pack(
             crumbs = replace(crumbs, changes=())
         body_blocks.append(block)
         used += tokens
-        bodies.append(_body_item(item, start, end, text, tokens, crumbs.changes))
+        bodies.append(_body_item(item, start, end, text, tokens, crumbs.changes, left_out))
     impact_text = ""
     shown_impact: ImpactSection | None = None
     if impact is not None:
@@ -428,9 +436,16 @@ def _head(node: NodeRow, located: tuple[int, int, list[str]]) -> tuple[int, int,
 
 
 def _cut_to_fit(
-    item: ScoredNode, index: int, start: int, text: str, room: int, counter: TokenCounter
+    item: ScoredNode,
+    index: int,
+    start: int,
+    numbers: Sequence[int],
+    text: str,
+    room: int,
+    counter: TokenCounter,
 ) -> tuple[tuple[str, ...], int, int, str] | None:
-    """The longest line prefix of the body whose block fits in ``room`` tokens.
+    """The longest line prefix of the body whose block fits in ``room`` tokens; ``numbers`` are
+    the file's lines of the body's shown ones (``docstrings.ShownLines``).
 
     Per-line counts give a first guess (lines end in newlines, so they rarely merge into shared
     tokens); the guess is then checked with an exact count of the whole block and shortened until it
@@ -446,16 +461,23 @@ def _cut_to_fit(
         keep += 1
     while keep >= MIN_CUT_LINES:
         prefix = "".join(lines[:keep])
-        block = body_block(index, item, start, start + keep - 1, prefix, cut=True)
+        end = numbers[min(keep, len(numbers)) - 1]
+        block = body_block(index, item, start, end, prefix, cut=True)
         tokens = counter.count_joined(block)
         if tokens <= room:
-            return block, tokens, start + keep - 1, prefix
+            return block, tokens, end, prefix
         keep -= max(1, (tokens - room) // 4)
     return None
 
 
 def _body_item(
-    item: ScoredNode, start: int, end: int, text: str, tokens: int, recent_prs: tuple[RecentChange, ...]
+    item: ScoredNode,
+    start: int,
+    end: int,
+    text: str,
+    tokens: int,
+    recent_prs: tuple[RecentChange, ...],
+    left_out: tuple[tuple[int, int], ...],
 ) -> BodyItem:
     node = item.node
     return BodyItem(
@@ -473,6 +495,7 @@ def _body_item(
         source=text,
         tokens=tokens,
         recent_prs=recent_prs,
+        left_out=left_out,
     )
 
 

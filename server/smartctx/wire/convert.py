@@ -136,6 +136,7 @@ def _body_to_wire(body: BodyItem) -> WireBody:
         "source": body.source,
         "tokens": body.tokens,
         "recentPRs": [_change_to_wire(change) for change in body.recent_prs],
+        "leftOut": [{"startLine": start, "endLine": end} for start, end in body.left_out],
     }
     if body.workspace_folder is not None:
         wire["workspaceFolder"] = body.workspace_folder

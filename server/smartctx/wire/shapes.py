@@ -159,13 +159,24 @@ class WireScoredItem(TypedDict):
     tokens: int
 
 
+class WireLineRange(TypedDict):
+    """Lines of a file, 1-based and inclusive."""
+
+    startLine: int
+    endLine: int
+
+
 class _WireBody(WireScoredItem):
     language: str
     # The score's named parts (bm25, pagerank, usage, focus, …), which add up to ``score``.
     scoreParts: dict[str, float]
-    # The definition's source as packed: secrets redacted, possibly cut at a line boundary.
+    # The definition's source as packed: secrets redacted, possibly cut at a line boundary, a long
+    # Python docstring shortened to its first lines and a note that stands for the rest.
     source: str
     recentPRs: list[WireRecentChange]
+    # The lines between startLine and endLine that ``source`` does not show (a long docstring's
+    # rest), each range stood for by one line of ``source``; empty when it shows them all.
+    leftOut: list[WireLineRange]
 
 
 class WireBody(_WireBody, total=False):
