@@ -510,10 +510,10 @@ def test_the_best_file_shows_more_of_its_definitions_as_the_budget_grows(
     def most_bodies_from_one_file(pack: ContextPack) -> int:
         return max(Counter(body.file_path for body in pack.bodies).values())
 
-    packs = {budget: ledger_pack(ledger, counter, budget_tokens=budget) for budget in (4000, 8000, 16000)}
-    # The first-ranked file may take twice a file's cap of 3, 4 and 5 bodies, but at 4k the pack's
-    # five bodies leave one slot to another file.
-    assert [most_bodies_from_one_file(packs[budget]) for budget in (4000, 8000, 16000)] == [4, 8, 10]
+    packs = {budget: ledger_pack(ledger, counter, budget_tokens=budget) for budget in (4000, 6000, 8000)}
+    # The first-ranked file may take three times a file's cap of 3, 3 and 4 bodies, but at 4k the
+    # pack's five bodies leave one slot to another file, and at 8k it has only ten definitions.
+    assert [most_bodies_from_one_file(packs[budget]) for budget in (4000, 6000, 8000)] == [4, 9, 10]
     # One file never takes every body slot.
     capped = ledger_pack(ledger, counter, budget_tokens=16000, max_bodies=3)
     assert most_bodies_from_one_file(capped) == 2

@@ -49,12 +49,12 @@ def test_the_first_ranked_file_has_a_body_though_its_best_definition_scores_belo
     assert [item.node.id for item in selection.bodies][:2] == [30, 1]
 
 
-def test_the_first_ranked_file_takes_twice_the_bodies_its_later_ones_after_the_other_files() -> None:
-    """At 8k one file takes at most four bodies, but the file ranked first may take eight: its fifth
-    to eighth best definitions are bodies too, after every other file's bodies, which keep their
+def test_the_first_ranked_file_takes_three_times_the_bodies_its_later_ones_after_the_other_files() -> None:
+    """At 8k one file takes at most four bodies, but the file ranked first may take twelve: its fifth
+    to twelfth best definitions are bodies too, after every other file's bodies, which keep their
     places."""
-    ranked = [scored(number, "accounts/ledger.py", 3.0 - number / 10) for number in range(1, 11)]
-    ranked += [scored(20 + n, f"tools/report_{n}.py", 2.05 - n / 100) for n in range(1, 4)]
+    ranked = [scored(number, "accounts/ledger.py", 3.0 - number / 50) for number in range(1, 15)]
+    ranked += [scored(20 + n, f"tools/report_{n}.py", 2.55 - n / 100) for n in range(1, 4)]
     ranked.sort(key=lambda item: -item.score)
     files = [RankedFile("accounts/ledger.py", 5.0, {}, ())] + [
         RankedFile(f"tools/report_{number}.py", 2.0, {}, ()) for number in range(1, 4)
@@ -62,5 +62,5 @@ def test_the_first_ranked_file_takes_twice_the_bodies_its_later_ones_after_the_o
     limits = limits_for(ContextOptions(budget_tokens=8000))
     assert limits.max_bodies_per_file == 4
     selection = diversify(ranked, files, limits, frozenset())
-    assert [item.node.id for item in selection.bodies] == [1, 2, 3, 4, 21, 22, 23, 5, 6, 7, 8]
-    assert {item.node.id for item in selection.summaries} >= {9, 10}
+    assert [item.node.id for item in selection.bodies] == [1, 2, 3, 4, 21, 22, 23, *range(5, 13)]
+    assert {item.node.id for item in selection.summaries} >= {13, 14}
