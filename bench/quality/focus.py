@@ -43,12 +43,11 @@ from typing import Any
 from bench.datasets import MIRRORS, OUT_DIR, SWE_LITE
 from bench.quality.commit_tasks import commits_before, load_tasks, previous_author_commits, task_git_dir
 from bench.quality.commit_tasks import is_test_path as is_commit_test_path
-from bench.quality.swebench import STRATIFIED_STEP, gold_spans
+from bench.quality.swebench import STRATIFIED_STEP, gold_spans, pack_items
 from bench.quality.swebench_repos import RepositoryError, checkout, prepare_work_tree, short_name
-from bench.quality.swebench_scoring import MODULE_NAME, Gold, PackItem, is_test_path, score_pack
+from bench.quality.swebench_scoring import Gold, is_test_path, score_pack
 from bench.stats import nearest_rank
 from smartctx.core.context import ContextOptions, ContextRequest, Focus, RecentEdit
-from smartctx.core.model import SymbolKind
 from smartctx.core.tokens import TokenCounter
 from smartctx.indexing.indexer import IndexConfig, Indexer
 from smartctx.indexing.sources import WorkspaceSources
@@ -195,23 +194,7 @@ def pack_and_score(
         return Run(False, False, False, None, 0.0, 0.0, [], f"{type(error).__name__}: {error}")
     total_ms = (time.perf_counter() - started) * 1000
 
-    def name(kind: str, qualified: str) -> str:
-        return MODULE_NAME if kind == SymbolKind.MODULE.value else qualified
-
-    items = [
-        PackItem(
-            b.file_path,
-            name(b.kind, b.qualified_name),
-            b.start_line,
-            b.end_line,
-            body=True,
-            left_out=b.left_out,
-        )
-        for b in pack.bodies
-    ] + [
-        PackItem(s.file_path, name(s.kind, s.qualified_name), s.start_line, s.end_line, body=False)
-        for s in pack.summaries
-    ]
+    items = pack_items(pack)
     score = score_pack(items, gold)
     return Run(
         score.file_hit,

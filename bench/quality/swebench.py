@@ -48,7 +48,7 @@ from bench.quality.swebench_scoring import (
     share_within,
 )
 from bench.stats import mean, nearest_rank
-from smartctx.core.context import ContextOptions, ContextRequest, Focus
+from smartctx.core.context import ContextOptions, ContextPack, ContextRequest, Focus
 from smartctx.core.model import SymbolKind
 from smartctx.core.tokens import TokenCounter
 from smartctx.history.changes import GitHistory
@@ -143,6 +143,23 @@ def _scoring_name(kind: str, qualified_name: str) -> str:
     return MODULE_NAME if kind == SymbolKind.MODULE.value else qualified_name
 
 
+def pack_items(pack: ContextPack) -> list[PackItem]:
+    """A pack's bodies, then its summaries, as the scorer sees them."""
+    shown = [(body, True, body.left_out) for body in pack.bodies]
+    shown += [(summary, False, ()) for summary in pack.summaries]
+    return [
+        PackItem(
+            item.file_path,
+            _scoring_name(item.kind, item.qualified_name),
+            item.start_line,
+            item.end_line,
+            body=body,
+            left_out=left_out,
+        )
+        for item, body, left_out in shown
+    ]
+
+
 def run_smartctx(
     task: str,
     snapshot: IndexSnapshot,
@@ -159,20 +176,7 @@ def run_smartctx(
     started = time.perf_counter()
     pack = build_context(request, snapshot, counter, sources, history=history, model=model)
     latency_ms = (time.perf_counter() - started) * 1000
-    items = [
-        PackItem(
-            b.file_path,
-            _scoring_name(b.kind, b.qualified_name),
-            b.start_line,
-            b.end_line,
-            body=True,
-            left_out=b.left_out,
-        )
-        for b in pack.bodies
-    ] + [
-        PackItem(s.file_path, _scoring_name(s.kind, s.qualified_name), s.start_line, s.end_line, body=False)
-        for s in pack.summaries
-    ]
+    items = pack_items(pack)
     file_map = [entry.file_path for entry in pack.file_map]
     # The pack's text is counted again here, so a pack that misreports its own size shows up as
     # "tokens_reported" differing from "tokens" (and "over budget" is judged on the recount).
