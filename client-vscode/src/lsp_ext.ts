@@ -19,7 +19,7 @@ export const UNKNOWN_FIELD_WARNING = "unknown-field";
 
 // The protocol version this client is written for (protocol.py PROTOCOL_VERSION): a server must
 // send it or a later one in capabilities.experimental.smartctx.protocolVersion (none sent: 0).
-export const PROTOCOL_VERSION = 2;
+export const PROTOCOL_VERSION = 3;
 
 // The camelCase option names of contextForTask (wire/options.py OPTION_FIELDS). budgetTokens is counted
 // exactly with `tokenizer`; with tokenScale it is stated in a reader's tokens, that many per

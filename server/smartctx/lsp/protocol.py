@@ -38,7 +38,8 @@ CONTEXT_FOR_SYMBOL_COMMAND = "smartctx.contextForSymbol"
 # nothing is removed or changed in place, so a client written for version N works with any server
 # of N or later. A server that does not send it predates the number: version 0.
 # Version 2: the options tokenScale and tokenModel, and the metadata that reports them.
-PROTOCOL_VERSION = 2
+# Version 3: a body's leftOut, the lines its source does not show (a long docstring's rest).
+PROTOCOL_VERSION = 3
 
 # The JSON-RPC error code of an answer that cannot be given because the index could not be opened
 # (from the range JSON-RPC leaves to servers); the message says why.
