@@ -3,7 +3,7 @@
 // Each step saves screenshots/<step>.png; a failure keeps screenshots and logs under out/.
 import fs from "node:fs";
 import path from "node:path";
-import { defRange, wordPosition } from "./fixture.mjs";
+import { defRange, FILES, wordPosition } from "./fixture.mjs";
 import { E2E_DIR } from "./harness.mjs";
 
 const TASK = "how does compute_total apply the discount and tax";
@@ -34,6 +34,7 @@ const cite = (r) => `${r.file}:${r.start}-${r.end}`;
 export default async function scenario({ s, wb, step, selfTest, waitFor, log, modelLog, workspace }) {
   const computeTotal = defRange("app/pricing.py", "def compute_total");
   const placeOrder = defRange("app/service.py", "def place_order");
+  const refundOrder = defRange("app/refunds.py", "def refund_order");
 
   await step("01-status-indexing-then-ready", async () => {
     const ready = await wb.waitForStatusBar(/SmartCtx: \d+ files/, { timeout: 60000 });
@@ -292,5 +293,24 @@ export default async function scenario({ s, wb, step, selfTest, waitFor, log, mo
     await frame.locator("ul.file-map a.citation", { hasText: mapped }).first().click();
     await wb.waitForActiveEditor(path.basename(mapped));
     s.updateSettings({ "smartctx.budgetTokens": 8000 });
+  });
+
+  // A long docstring is shown by its first paragraph, a line naming the lines left out and its
+  // closing line; the code after it comes whole.
+  await step("13-long-docstring-shown-by-its-first-paragraph", async () => {
+    const lines = FILES["app/refunds.py"].split("\n");
+    const opening = lines.findIndex((l) => l.includes('"""Refund a share'));
+    const closing = lines.findIndex((l, i) => i > opening && l.trim() === '"""');
+    const note = `[docstring lines ${opening + 2}-${closing} not shown]`;
+    await wb.runCommand("SmartCtx: Context for Task…");
+    await wb.inputBox("Describe the task", "how is the refund of an order rounded");
+    const text = await wb.webviewText(note, { timeout: 30000 });
+    for (const want of [cite(refundOrder), "Refund a share of an order's total", "round(order"]) {
+      if (!text.includes(want)) throw new Error(`panel lacks ${want}: ${text.slice(0, 1500)}`);
+    }
+    if (text.includes(">>> refund_order"))
+      throw new Error(`the docstring's examples are shown: ${text.slice(0, 1500)}`);
+    const frame = await wb.webviewFrame(note);
+    await frame.locator("pre.code", { hasText: note }).first().scrollIntoViewIfNeeded();
   });
 }

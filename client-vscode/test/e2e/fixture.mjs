@@ -65,6 +65,28 @@ def save_order(order: dict) -> None:
     with open(ORDERS_FILE, "a", encoding="utf-8") as f:
         f.write(json.dumps(order) + "\\n")
 `,
+  "app/refunds.py": `"""Refunds of placed orders."""
+
+
+def refund_order(order: dict, share: float) -> float:
+    """Refund a share of an order's total, rounded to cents.
+
+    Parameters
+    ----------
+    order : dict
+        A placed order, as \`OrderService.place_order\` returns it.
+    share : float
+        The part of the total to give back, from 0 to 1.
+
+    Examples
+    --------
+    >>> refund_order({"total": 10.0}, 0.5)
+    5.0
+    """
+    if not 0 <= share <= 1:
+        raise ValueError("a refund's share is between 0 and 1")
+    return round(order["total"] * share, 2)
+`,
   "app/main.py": `"""Command line entry point."""
 from app.service import OrderService
 
