@@ -107,10 +107,12 @@ def _long_docstrings(lines: Sequence[str]) -> list[tuple[int, int]]:
     is the first statement of the ``def`` or ``class`` and spans exactly those lines.
     """
     spans: list[tuple[int, int]] = []
+    outside = _lines_outside_strings(lines)
     for quote in _TRIPLE_QUOTES:
         holding = [index for index, line in enumerate(lines) if quote in line]
         for opening, closing in itertools.pairwise(holding):
-            if closing - opening + 1 > MAX_DOCSTRING_LINES and _is_docstring(lines, opening, closing):
+            long_enough = closing - opening + 1 > MAX_DOCSTRING_LINES
+            if long_enough and opening in outside and _is_docstring(lines, opening, closing):
                 spans.append((opening, closing + 1))
     kept: list[tuple[int, int]] = []
     for span in sorted(spans):
@@ -122,7 +124,7 @@ def _long_docstrings(lines: Sequence[str]) -> list[tuple[int, int]]:
 def _is_docstring(lines: Sequence[str], opening: int, closing: int) -> bool:
     """Whether lines ``opening`` to ``closing`` are a string that is the first statement of the
     definition whose header ends just above them."""
-    if not _OPENING.match(lines[opening]) or not _outside_strings(lines, opening):
+    if not _OPENING.match(lines[opening]):
         return False
     above = opening - 1
     while above >= 0 and (not lines[above].strip() or lines[above].lstrip().startswith("#")):
@@ -162,17 +164,20 @@ def _is_docstring(lines: Sequence[str], opening: int, closing: int) -> bool:
     )
 
 
-def _outside_strings(lines: Sequence[str], index: int) -> bool:
-    """Whether line ``index`` begins outside every triple-quoted string of the lines above it (a
-    template or a doctest in a string can hold what looks like a definition and its docstring)."""
+def _lines_outside_strings(lines: Sequence[str]) -> frozenset[int]:
+    """The lines that begin outside every triple-quoted string above them (a template or a doctest
+    in a string can hold what looks like a definition and its docstring)."""
+    outside = set()
     inside = None
-    for line in lines[:index]:
+    for index, line in enumerate(lines):
+        if inside is None:
+            outside.add(index)
         for match in _TRIPLE_QUOTE.finditer(line):
             if inside is None:
                 inside = match.group()
             elif inside == match.group():
                 inside = None
-    return inside is None
+    return frozenset(outside)
 
 
 def _indent(line: str) -> int:
