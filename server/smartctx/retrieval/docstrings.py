@@ -75,8 +75,7 @@ def shortened(language: str, start: int, lines: list[str]) -> ShownLines:
         end_of_kept = first + kept
         shown += lines[index:end_of_kept]
         numbers += range(start + index, start + end_of_kept)
-        opening = lines[first]
-        indent = opening[: len(opening) - len(opening.lstrip())]
+        indent = lines[first][: _indent(lines[first])]
         # Everything between the first paragraph and the closing line.
         hidden = (start + end_of_kept, start + last - 2)
         shown.append(f"{indent}[docstring lines {hidden[0]}-{hidden[1]} not shown]\n")
@@ -90,11 +89,11 @@ def shortened(language: str, start: int, lines: list[str]) -> ShownLines:
 
 def _first_paragraph(docstring: Sequence[str]) -> int:
     """How many first lines of a docstring to keep: up to its first blank line, at most
-    ``KEPT_DOCSTRING_LINES``, and at least its opening line."""
+    ``KEPT_DOCSTRING_LINES`` (a long docstring has more), and at least its opening line."""
     for count, line in enumerate(docstring[1:KEPT_DOCSTRING_LINES], start=1):
         if not line.strip():
             return count
-    return min(KEPT_DOCSTRING_LINES, len(docstring))
+    return KEPT_DOCSTRING_LINES
 
 
 def _long_docstrings(lines: Sequence[str]) -> list[tuple[int, int]]:
@@ -114,6 +113,8 @@ def _long_docstrings(lines: Sequence[str]) -> list[tuple[int, int]]:
             long_enough = closing - opening + 1 > MAX_DOCSTRING_LINES
             if long_enough and opening in outside and _is_docstring(lines, opening, closing):
                 spans.append((opening, closing + 1))
+    # Two docstrings never overlap; should the check of strings above be fooled (a triple quote inside
+    # a one-line string), the later of two overlapping ones is dropped rather than shown twice.
     kept: list[tuple[int, int]] = []
     for span in sorted(spans):
         if not kept or kept[-1][1] <= span[0]:
