@@ -609,6 +609,40 @@ def test_a_long_struct_the_task_is_about_is_a_body_by_its_head(tmp_path: Path, c
     assert "src/cli.rs::Opts" not in [summary.id for summary in pack.summaries]
 
 
+SETTLE_LINES = [f"    step_{number} = journal.post({number})\n" for number in range(120)]
+SETTLE_LINES[70] = "    fee = refund_fee(order, step_69)\n"
+REFUND_FILES = {
+    "shop/refunds.py": (
+        "def refund_fee(order, amount):\n    return order.fee - amount\n\n\n"
+        "def refund_order(order):\n    return settle(order.ledger, order)\n"
+    ),
+    "shop/settlement.py": "def settle(journal, order):\n" + "".join(SETTLE_LINES) + "    return fee\n",
+    **background_modules("shop/views", 30),
+}
+
+
+def test_a_long_body_after_the_first_shows_the_lines_near_the_task_words(
+    tmp_path: Path, counter: TokenCounter
+) -> None:
+    """``settle`` (122 lines) is a body after the named ``refund_fee``: its lines far from the
+    task's words are left out, each run named by a comment, and the line that uses ``refund_fee``
+    is shown. Without the rule its whole text came."""
+    task = "refund_fee is charged twice when the ledger settles a refund"
+    pack = pack_for(tmp_path / "ws", tmp_path / "index", REFUND_FILES, task, counter)
+    first, *later = pack.bodies
+    assert first.id == "shop/refunds.py::refund_fee"
+    assert first.left_out == ()
+    settle = next(body for body in later if body.id == "shop/settlement.py::settle")
+    assert (settle.start_line, settle.end_line) == (1, 122)
+    assert "    fee = refund_fee(order, step_69)\n" in settle.source
+    assert settle.left_out == ((7, 68), (76, 118))
+    assert "    # [lines 7-68 not shown]\n" in settle.source
+    assert json.loads(json.dumps(pack_to_wire(pack)))["bodies"][later.index(settle) + 1]["leftOut"] == [
+        {"startLine": 7, "endLine": 68},
+        {"startLine": 76, "endLine": 118},
+    ]
+
+
 def test_a_long_class_stays_a_summary(tmp_path: Path, counter: TokenCounter) -> None:
     attributes = "".join(f"    option_{field} = False\n" for field in range(2 * OPTS_FIELDS))
     files = {

@@ -261,8 +261,9 @@ class BodyItem:
     recent_prs: tuple[RecentChange, ...] = ()
     # The workspace folder ``file_path`` is relative to; set only when a pack spans several folders.
     workspace_folder: str | None = None
-    # Ranges of lines (1-based, inclusive) between start and end that ``source`` does not show: the
-    # rest of a long docstring, which one line of ``source`` stands for (retrieval/docstrings.py).
+    # Ranges of lines (1-based, inclusive) between start and end that ``source`` does not show, each
+    # stood for by one line of ``source``: the rest of a long docstring (retrieval/docstrings.py), or
+    # a long body's lines far from the task's words (retrieval/long_bodies.py).
     left_out: tuple[tuple[int, int], ...] = ()
 
 

@@ -17,7 +17,8 @@ import itertools
 import re
 import warnings
 from collections.abc import Sequence
-from dataclasses import dataclass
+
+from smartctx.retrieval.shown_lines import ShownLines, all_lines
 
 # A docstring of more lines than this is shortened: a summary line, a blank one and a few lines of
 # detail stay whole. On SWE-bench Lite at 8k, a pack then holds 1.8 more bodies (11.1 -> 12.9), and
@@ -40,22 +41,6 @@ _HEADER_START = re.compile(r"\s*(async\s+def|def|class)\b")
 _PARSED_NAME = "<smartctx docstrings>"
 warnings.filterwarnings("ignore", category=SyntaxWarning, module=re.escape(_PARSED_NAME))
 warnings.filterwarnings("ignore", category=DeprecationWarning, module=re.escape(_PARSED_NAME))
-
-
-@dataclass(frozen=True)
-class ShownLines:
-    """A body's lines as shown, with the line of the file each one stands for."""
-
-    lines: list[str]
-    # Each shown line's line in the file; a note that stands for left-out lines has the last of them.
-    numbers: list[int]
-    # The ranges of lines (1-based, inclusive) that notes stand for.
-    left_out: tuple[tuple[int, int], ...]
-
-
-def all_lines(start: int, lines: list[str]) -> ShownLines:
-    """``lines`` shown as they are, the first at line ``start``."""
-    return ShownLines(lines, list(range(start, start + len(lines))), ())
 
 
 def shortened(language: str, start: int, lines: list[str]) -> ShownLines:

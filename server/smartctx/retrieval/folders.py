@@ -146,6 +146,7 @@ def build_context_multi(
         impact=lambda selection: _impact(selection, rankings, renamed, options.impact_depth),
         freshness=_freshness(folders),
         folded=folded,
+        words=frozenset().union(*(ranking.found.words for ranking in rankings)),
     )
     packed = select_and_pack(request, candidates, counter, stage)
     return _with_folders(packed, folders)

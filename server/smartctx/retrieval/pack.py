@@ -6,12 +6,13 @@ further likely file, to the end of the budget. Every emitted token (the header, 
 and fence, the code, the summaries, the map) is counted with the real tokenizer, and the budget is
 never exceeded. A long struct, enum or interface is shown by its first lines (``diversify.head_lines``,
 its heading says so), a long Python docstring by its first paragraph and a line naming the rest
-(``docstrings.py``). A body that does not fit is cut at a line boundary, or skipped with a
-``body-skipped`` warning and shown by its signature among the summaries instead, and packing goes on
-with the next item: one large class never empties a pack. A summary too long for the whole budget is
-skipped with a ``summary-skipped`` warning. Bodies are read from the files now; a definition that
-changed since indexing is found again or dropped with a warning, so the text always matches its
-citation (but for the lines a body's ``left_out`` names).
+(``docstrings.py``), a long body after the first by the lines near the task's words and a comment
+naming each run of the others (``long_bodies.py``). A body that does not fit is cut at a line
+boundary, or skipped with a ``body-skipped`` warning and shown by its signature among the summaries
+instead, and packing goes on with the next item: one large class never empties a pack. A summary too
+long for the whole budget is skipped with a ``summary-skipped`` warning. Bodies are read from the
+files now; a definition that changed since indexing is found again or dropped with a warning, so the
+text always matches its citation (but for the lines a body's ``left_out`` names).
 """
 
 from __future__ import annotations
@@ -28,9 +29,11 @@ from smartctx.core.history import ImpactSection, RecentChange
 from smartctx.core.tokens import TokenCounter
 from smartctx.retrieval.breadcrumbs import IMPACT_SHARE, MAX_HISTORY_SHARE_PER_BODY, fit_changes, fit_impact
 from smartctx.retrieval.diversify import Selection, head_lines
-from smartctx.retrieval.docstrings import ShownLines, shortened
+from smartctx.retrieval.docstrings import shortened
 from smartctx.retrieval.files import RankedFile
+from smartctx.retrieval.long_bodies import near_task_words
 from smartctx.retrieval.score import ScoredNode
+from smartctx.retrieval.shown_lines import ShownLines
 from smartctx.retrieval.sources import SourceReader
 from smartctx.secrets.redaction import redact_all
 from smartctx.store.snapshot import NodeRow
@@ -171,8 +174,11 @@ def pack(
     *,
     changes: Mapping[str, Sequence[RecentChange]] | None = None,
     impact: ImpactSection | None = None,
+    words: frozenset[str] = frozenset(),
 ) -> Packed:
-    """``changes`` (by body id) and ``impact`` are the history sections, packed when given."""
+    """``changes`` (by body id) and ``impact`` are the history sections, packed when given;
+    ``words`` are the task's search words, which a long body after the first is shown near
+    (``long_bodies.py``)."""
     warnings: list[Warning] = []
     head = header(task)
     used = counter.count(head)
@@ -207,7 +213,10 @@ def pack(
         with_lines = None
         if located is not None:
             start, end, lines = _head(item.node, located)
-            with_lines = (start, end, shortened(item.node.language, start, lines))
+            as_shown = shortened(item.node.language, start, lines)
+            if located_bodies:
+                as_shown = near_task_words(item.node.language, as_shown, words)
+            with_lines = (start, end, as_shown)
         located_bodies.append((item, with_lines, read_warnings))
     redacted = redact_all("".join(entry[2].lines) for _, entry, _ in located_bodies if entry is not None)
     for item, entry, read_warnings in located_bodies:
@@ -445,7 +454,7 @@ def _cut_to_fit(
     counter: TokenCounter,
 ) -> tuple[tuple[str, ...], int, int, str] | None:
     """The longest line prefix of the body whose block fits in ``room`` tokens; ``numbers`` are
-    the file's lines of the body's shown ones (``docstrings.ShownLines``).
+    the file's lines of the body's shown ones (``shown_lines.ShownLines``).
 
     Per-line counts give a first guess (lines end in newlines, so they rarely merge into shared
     tokens); the guess is then checked with an exact count of the whole block and shortened until it

@@ -155,6 +155,8 @@ class Candidates:
     freshness: Freshness
     # Named definitions folded into an ancestor (search.py): (name, line, the node holding it).
     folded: Sequence[tuple[str, int, NodeRow]] = ()
+    # The task's search words, which a long body is shown near (long_bodies.py).
+    words: frozenset[str] = frozenset()
 
 
 def build_context(
@@ -191,6 +193,7 @@ def build_context(
             dirty=None,
         ),
         folded=ranking.found.folded,
+        words=ranking.found.words,
     )
     return select_and_pack(request, candidates, counter, stage)
 
@@ -249,6 +252,7 @@ def select_and_pack(
         options.include_blobs,
         changes=changes,
         impact=impact,
+        words=candidates.words,
     )
     stage("pack")
     task_warnings = [task.warning] if task.warning is not None else []

@@ -74,6 +74,8 @@ class SearchResult:
     # Whether test files take part: the task asks for tests, or names a test file the workspace
     # holds (query.py's ``asks_for_tests`` and ``test_paths``).
     tests_wanted: bool = False
+    # The words searched for (``terms.query_terms``), which a long body is shown near (long_bodies.py).
+    words: frozenset[str] = frozenset()
 
 
 def search(snapshot: IndexReader, task: ParsedTask, candidate_limit: int) -> SearchResult:
@@ -171,6 +173,7 @@ def search(snapshot: IndexReader, task: ParsedTask, candidate_limit: int) -> Sea
         similar_commit_files(snapshot, task.words),
         frozenset(innermost),
         tests_wanted,
+        frozenset(terms.weights),
     )
 
 

@@ -171,11 +171,13 @@ class _WireBody(WireScoredItem):
     # The score's named parts (bm25, pagerank, usage, focus, …), which add up to ``score``.
     scoreParts: dict[str, float]
     # The definition's source as packed: secrets redacted, possibly cut at a line boundary, a long
-    # Python docstring shortened to its first lines and a note that stands for the rest.
+    # Python docstring shortened to its first lines and a note that stands for the rest, and in a
+    # long body after the first, each run of lines far from the task's words one comment.
     source: str
     recentPRs: list[WireRecentChange]
     # The lines between startLine and endLine that ``source`` does not show (a long docstring's
-    # rest), each range stood for by one line of ``source``; empty when it shows them all.
+    # rest, a long body's lines far from the task's words), each range stood for by one line of
+    # ``source``; empty when it shows them all.
     leftOut: list[WireLineRange]
 
 

@@ -1,0 +1,152 @@
+"""A long body after the pack's first is shown by its head, its tail and the lines near the task's
+words (retrieval/long_bodies.py): each run of other lines is one comment naming them, the lines left
+out are reported, and the first body is always whole."""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import pytest
+from tests.node_rows import function_row
+
+from smartctx.core.files import line_offsets, span_digest
+from smartctx.core.tokens import TokenCounter
+from smartctx.indexing.sources import WorkspaceSources
+from smartctx.retrieval.diversify import Selection
+from smartctx.retrieval.docstrings import shortened
+from smartctx.retrieval.long_bodies import LONG_BODY_LINES, near_task_words
+from smartctx.retrieval.pack import pack
+from smartctx.retrieval.score import ScoredNode
+from smartctx.retrieval.shown_lines import all_lines
+
+WORDS = frozenset({"refund", "refundorder"})
+
+
+def settle(lines: int, refund_at: int) -> list[str]:
+    """A Python function of ``lines`` lines whose line ``refund_at`` (0-based) holds the task's word."""
+    body = [f"    total_{number} = ledger.entry({number})\n" for number in range(lines - 2)]
+    body[refund_at - 1] = "    refund = refund_order(total_1)\n"
+    return ["def settle(ledger):\n", *body, "    return total_1\n"]
+
+
+def test_a_long_body_keeps_its_head_its_tail_and_the_lines_near_the_task_words() -> None:
+    lines = settle(120, 60)
+    shown = near_task_words("python", all_lines(200, lines), WORDS)
+    # Lines 0-5 (the head), 57-63 (three on each side of line 60) and 118-119 (the tail) are shown.
+    assert shown.lines == [
+        *lines[:6],
+        "    # [lines 206-256 not shown]\n",
+        *lines[57:64],
+        "    # [lines 264-317 not shown]\n",
+        *lines[118:],
+    ]
+    assert shown.numbers == [*range(200, 206), 256, *range(257, 264), 317, 318, 319]
+    assert shown.left_out == ((206, 256), (264, 317))
+    # The notes are comments: the code is still Python.
+    ast.parse("".join(shown.lines))
+
+
+@pytest.mark.parametrize(
+    ("language", "note"),
+    [
+        ("go", "    // [lines"),
+        ("ruby", "    # [lines"),
+        ("lua", "    -- [lines"),
+        ("typescript", "    // [lines"),
+    ],
+)
+def test_the_note_is_a_comment_of_the_body_s_language(language: str, note: str) -> None:
+    shown = near_task_words(language, all_lines(1, settle(120, 60)), WORDS)
+    assert next(line for line in shown.lines if "not shown" in line).startswith(note)
+
+
+@pytest.mark.parametrize(
+    ("lines", "words"),
+    [
+        # At the limit, a body is whole.
+        (settle(LONG_BODY_LINES, 40), WORDS),
+        # No task words: nothing to show a body near.
+        (settle(120, 60), frozenset()),
+        # The task's words all over: the body is about the task all over.
+        ([f"    refund_{number} = {number}\n" for number in range(120)], frozenset({"refund"})),
+    ],
+)
+def test_a_body_is_whole_when_it_is_short_or_the_task_words_are_everywhere(
+    lines: list[str], words: frozenset[str]
+) -> None:
+    whole = all_lines(1, lines)
+    assert near_task_words("python", whole, words) == whole
+
+
+def test_a_shortened_docstring_among_the_lines_left_out_is_named_in_their_range() -> None:
+    """A method's long docstring, already shortened to one note, lies in a run left out: the run's
+    note names every line of the file from the last shown to the run's end, the docstring's too."""
+    docstring = ["    def audit(self):\n", '        """Check.\n', "\n"]
+    docstring += [f"        Rule {number}.\n" for number in range(30)] + ['        """\n']
+    lines = settle(60, 50)[:-1] + docstring + settle(60, 50)[1:]
+    docstrings_shortened = shortened("python", 1, lines)
+    assert len(docstrings_shortened.left_out) == 1
+    shown = near_task_words("python", docstrings_shortened, WORDS)
+    assert docstrings_shortened.left_out[0] not in shown.left_out
+    first, last = docstrings_shortened.left_out[0]
+    assert any(start < first and last < end for start, end in shown.left_out)
+    # Every line of the definition is shown, or named by a note, once.
+    hidden = sum(end - start + 1 for start, end in shown.left_out)
+    assert len(shown.lines) - len(shown.left_out) + hidden == len(lines)
+
+
+BODY_FILE = "shop/refunds.py"
+
+
+def two_functions(first_lines: int) -> tuple[bytes, list[ScoredNode]]:
+    """The file's two functions, of ``first_lines`` and 120 lines, both chosen as bodies, the first
+    ranked higher."""
+    lines = [*settle(first_lines, 1), *(line.replace("settle", "settle_again") for line in settle(120, 90))]
+    data = "".join(lines).encode()
+    offsets = line_offsets(data)
+    items = []
+    for number, (start, end) in enumerate(((1, first_lines), (first_lines + 1, first_lines + 120))):
+        row = function_row(number, BODY_FILE, ("settle", "settle_again")[number], start, end)
+        row = row._replace(content_hash=span_digest(data, offsets, start, end))
+        items.append(ScoredNode(row, 2.0 - number, {"bm25": 1.0}))
+    return data, items
+
+
+def test_a_pack_shows_its_first_body_whole_and_a_later_long_one_near_the_task_words() -> None:
+    data, items = two_functions(120)
+    counter = TokenCounter("o200k_base")
+    sources = WorkspaceSources(Path("/nonexistent-workspace"), {BODY_FILE: data})
+    packed = pack(Selection(tuple(items), ()), "refund the order", 8_000, counter, sources, True, words=WORDS)
+    first, second = packed.bodies
+    assert (first.left_out, first.source) == ((), "".join(data.decode().splitlines(keepends=True)[:120]))
+    # The second is cited by its whole span, and shows the line with the task's word.
+    assert (second.start_line, second.end_line) == (121, 240)
+    assert second.left_out == ((127, 207), (215, 238))
+    assert "    refund = refund_order(total_1)\n" in second.source
+    assert "    # [lines 127-207 not shown]\n" in second.source
+    assert not [warning for warning in packed.warnings if warning.code.startswith("body-")]
+    # Without the task's words, the second body is whole too.
+    whole = pack(Selection(tuple(items), ()), "refund the order", 8_000, counter, sources, True)
+    assert [body.left_out for body in whole.bodies] == [(), ()]
+    assert packed.tokens_used < whole.tokens_used - 1_000
+
+
+def test_at_every_budget_a_shortened_body_accounts_for_its_cited_lines() -> None:
+    """Cut anywhere, the later body's source and ``leftOut`` still account for every line its
+    citation names, and a range past the cut is not named."""
+    data, items = two_functions(3)
+    counter = TokenCounter("o200k_base")
+    sources = WorkspaceSources(Path("/nonexistent-workspace"), {BODY_FILE: data})
+    ranges_when_cut = set()
+    for budget in range(150, 700, 2):
+        packed = pack(Selection(tuple(items), ()), "refund", budget, counter, sources, True, words=WORDS)
+        for body in packed.bodies[1:]:
+            hidden = sum(last - first + 1 for first, last in body.left_out)
+            cited = body.end_line - body.start_line + 1
+            assert body.source.count("\n") - len(body.left_out) + hidden == cited
+            assert all(body.start_line < first <= last <= body.end_line for first, last in body.left_out)
+            if any(warning.code == "body-cut" for warning in packed.warnings):
+                ranges_when_cut.add(len(body.left_out))
+    # Cut in its head, after its first note, and after both.
+    assert ranges_when_cut == {0, 1, 2}
