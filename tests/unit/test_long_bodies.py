@@ -47,6 +47,21 @@ def test_a_long_body_keeps_its_head_its_tail_and_the_lines_near_the_task_words()
     ast.parse("".join(shown.lines))
 
 
+def test_the_lines_that_open_the_blocks_around_a_shown_line_are_shown_too() -> None:
+    """A task word deep in the seventh of ten methods: its ``def`` and ``if`` lines are shown, so
+    a reader knows where the lines shown sit, and the other methods are left out."""
+    lines = ["class Ledger:\n"]
+    for number in range(10):
+        lines += [f"    def post_{number}(self, entry):\n", "        if entry.amount:\n"]
+        lines += [f"            self.total_{number} += entry.amount\n" for _ in range(15)]
+    lines[1 + 6 * 17 + 9] = "            refund = self.refund_order(entry)\n"
+    shown = near_task_words("python", all_lines(1, lines), WORDS)
+    text = "".join(shown.lines)
+    assert "    def post_6(self, entry):\n        if entry.amount:\n            # [lines 106-109" in text
+    assert "def post_5" not in text and "def post_7" not in text
+    ast.parse(text)
+
+
 @pytest.mark.parametrize(
     ("language", "note"),
     [

@@ -4,8 +4,9 @@ Bodies fill most of a pack, and a few long ones fill most of that: on SWE-bench 
 body in six is over 800 tokens, and those take half the tokens of all bodies. What the task is about
 is usually a few places in such a body. So a body after the pack's first one, longer than
 ``LONG_BODY_LINES`` lines, is shown by its first lines (the signature and how it begins), its last
-lines, and the lines around each line that holds one of the task's search words; each run of other
-lines gives way to one comment that names them (``# [lines 120-161 not shown]``). The lines left
+lines, the lines around each line that holds one of the task's search words, and the line that
+opens each block those sit in (a method's ``def``, an ``if``); each run of other lines gives way to
+one comment that names them (``# [lines 120-161 not shown]``). The lines left
 out are reported (``BodyItem.left_out``), and the citation still spans the whole definition.
 
 The first body is always shown whole: it is the definition likeliest to change, and when the task's
@@ -75,13 +76,32 @@ def near_task_words(language: str, shown: ShownLines, words: frozenset[str]) -> 
 
 
 def _kept(lines: Sequence[str], words: frozenset[str]) -> list[bool]:
-    """Which lines are shown: the first and last ones, and those near a line with a task word."""
+    """Which lines are shown: the first and last ones, those near a line with a task word, and the
+    first line of each block those are in."""
     kept = [index < HEAD_LINES or index >= len(lines) - TAIL_LINES for index in range(len(lines))]
     for index, line in enumerate(lines):
         if not words.isdisjoint(search_words(line).split()):
             for near in range(max(0, index - CONTEXT_LINES), min(len(lines), index + CONTEXT_LINES + 1)):
                 kept[near] = True
+    for index in range(HEAD_LINES, len(lines)):
+        if kept[index] and not kept[index - 1]:
+            _keep_enclosing(lines, index, kept)
     return kept
+
+
+def _keep_enclosing(lines: Sequence[str], index: int, kept: list[bool]) -> None:
+    """Keep the line that opens each block around line ``index``, from the innermost out: the
+    nearest line above indented less than the last one kept (a ``def``, an ``if``, a ``match``
+    arm), so a reader knows where the lines shown sit."""
+    outermost = _depth(lines[0])
+    depth = next((_depth(line) for line in lines[index:] if line.strip()), outermost)
+    for above in range(index - 1, 0, -1):
+        if depth <= outermost:
+            return
+        line = lines[above]
+        if line.strip() and _depth(line) < depth:
+            kept[above] = True
+            depth = _depth(line)
 
 
 def _runs_left_out(kept: Sequence[bool]) -> list[tuple[int, int]]:
@@ -97,6 +117,10 @@ def _runs_left_out(kept: Sequence[bool]) -> list[tuple[int, int]]:
     if first is not None:
         runs.append((first, len(kept)))
     return runs
+
+
+def _depth(line: str) -> int:
+    return len(line) - len(line.lstrip(" \t"))
 
 
 def _indent_of(lines: Sequence[str]) -> str:
