@@ -15,7 +15,9 @@ words miss the lines to change, only a whole body still holds them.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
+from functools import lru_cache
 
 from smartctx.core.identifiers import search_words
 from smartctx.retrieval.shown_lines import ShownLines
@@ -79,14 +81,25 @@ def _kept(lines: Sequence[str], words: frozenset[str]) -> list[bool]:
     """Which lines are shown: the first and last ones, those near a line with a task word, and the
     first line of each block those are in."""
     kept = [index < HEAD_LINES or index >= len(lines) - TAIL_LINES for index in range(len(lines))]
+    finder = _finder(words)
     for index, line in enumerate(lines):
-        if not words.isdisjoint(search_words(line).split()):
+        # A search word of the line is a part of one of its names or a whole name without its
+        # underscores, so a line without any word as text holds none; most lines are told so
+        # by one scan.
+        maybe = finder.search(line.lower().replace("_", "")) is not None
+        if maybe and not words.isdisjoint(search_words(line).split()):
             for near in range(max(0, index - CONTEXT_LINES), min(len(lines), index + CONTEXT_LINES + 1)):
                 kept[near] = True
     for index in range(HEAD_LINES, len(lines)):
         if kept[index] and not kept[index - 1]:
             _keep_enclosing(lines, index, kept)
     return kept
+
+
+@lru_cache(maxsize=8)
+def _finder(words: frozenset[str]) -> re.Pattern[str]:
+    """A pattern that finds any of ``words`` as text, compiled once for a pack's bodies."""
+    return re.compile("|".join(sorted(map(re.escape, words))))
 
 
 def _keep_enclosing(lines: Sequence[str], index: int, kept: list[bool]) -> None:
