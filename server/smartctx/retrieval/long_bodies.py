@@ -90,9 +90,10 @@ def _kept(lines: Sequence[str], words: frozenset[str]) -> list[bool]:
         if maybe and not words.isdisjoint(search_words(line).split()):
             for near in range(max(0, index - CONTEXT_LINES), min(len(lines), index + CONTEXT_LINES + 1)):
                 kept[near] = True
+    outermost = next((_depth(line) for line in lines[1:] if line.strip()), 0)
     for index in range(HEAD_LINES, len(lines)):
         if kept[index] and not kept[index - 1]:
-            _keep_enclosing(lines, index, kept)
+            _keep_enclosing(lines, index, kept, outermost)
     return kept
 
 
@@ -102,11 +103,11 @@ def _finder(words: frozenset[str]) -> re.Pattern[str]:
     return re.compile("|".join(sorted(map(re.escape, words))))
 
 
-def _keep_enclosing(lines: Sequence[str], index: int, kept: list[bool]) -> None:
+def _keep_enclosing(lines: Sequence[str], index: int, kept: list[bool], outermost: int) -> None:
     """Keep the line that opens each block around line ``index``, from the innermost out: the
     nearest line above indented less than the last one kept (a ``def``, an ``if``, a ``match``
-    arm), so a reader knows where the lines shown sit."""
-    outermost = _depth(lines[0])
+    arm), so a reader knows where the lines shown sit. A line at depth ``outermost`` (the body's
+    own statements, a class's members) needs none: the head shows what opens it."""
     depth = next((_depth(line) for line in lines[index:] if line.strip()), outermost)
     for above in range(index - 1, 0, -1):
         if depth <= outermost:
