@@ -609,38 +609,52 @@ def test_a_long_struct_the_task_is_about_is_a_body_by_its_head(tmp_path: Path, c
     assert "src/cli.rs::Opts" not in [summary.id for summary in pack.summaries]
 
 
-SETTLE_LINES = [f"    step_{number} = journal.post({number})\n" for number in range(120)]
-SETTLE_LINES[70] = "    fee = refund_fee(order, step_69)\n"
+LONG_FUNCTIONS = {"settle": 70, "audit": 30, "reconcile": 50}
 REFUND_FILES = {
     "shop/refunds.py": (
         "def refund_fee(order, amount):\n    return order.fee - amount\n\n\n"
         "def refund_order(order):\n    return settle(order.ledger, order)\n"
     ),
-    "shop/settlement.py": "def settle(journal, order):\n" + "".join(SETTLE_LINES) + "    return fee\n",
+    **{
+        f"shop/{name}.py": f"def {name}(journal, order):\n"
+        + "".join(
+            "    fee = refund_fee(order, order.amount)\n"
+            if number == fee_at
+            else f"    journal.post(order.amount, order.currency, step={number})\n"
+            for number in range(120)
+        )
+        + "    return fee\n"
+        for name, fee_at in LONG_FUNCTIONS.items()
+    },
     **background_modules("shop/views", 30),
 }
 
 
-def test_a_long_body_after_the_first_shows_the_lines_near_the_task_words(
-    tmp_path: Path, counter: TokenCounter
+@pytest.mark.parametrize("budget", [4_500, 8_000])
+def test_a_long_body_after_the_first_shows_the_lines_near_the_task_words_when_the_budget_needs(
+    tmp_path: Path, counter: TokenCounter, budget: int
 ) -> None:
-    """``settle`` (122 lines) is a body after the named ``refund_fee``: its lines far from the
-    task's words are left out, each run named by a comment, and the line that uses ``refund_fee``
-    is shown. Without the rule its whole text came."""
+    """Three functions of 122 lines are bodies after the named ``refund_fee``. At 8k tokens all fit
+    whole; at 4.5k the last of them is shown by the lines near the task's words, each run of the
+    others named by a comment, while the two before it stay whole."""
     task = "refund_fee is charged twice when the ledger settles a refund"
-    pack = pack_for(tmp_path / "ws", tmp_path / "index", REFUND_FILES, task, counter)
+    pack = pack_for(tmp_path / "ws", tmp_path / "index", REFUND_FILES, task, counter, budget_tokens=budget)
     first, *later = pack.bodies
     assert first.id == "shop/refunds.py::refund_fee"
-    assert first.left_out == ()
-    settle = next(body for body in later if body.id == "shop/settlement.py::settle")
-    assert (settle.start_line, settle.end_line) == (1, 122)
-    assert "    fee = refund_fee(order, step_69)\n" in settle.source
-    assert settle.left_out == ((7, 68), (76, 118))
-    assert "    # [lines 7-68 not shown]\n" in settle.source
-    assert json.loads(json.dumps(pack_to_wire(pack)))["bodies"][later.index(settle) + 1]["leftOut"] == [
-        {"startLine": 7, "endLine": 68},
-        {"startLine": 76, "endLine": 118},
-    ]
+    long_ones = [body for body in later if body.name in LONG_FUNCTIONS]
+    assert [(body.start_line, body.end_line) for body in long_ones] == [(1, 122)] * 3
+    assert all("    fee = refund_fee(order, order.amount)\n" in body.source for body in long_ones)
+    if budget == 8_000:
+        assert [body.left_out for body in pack.bodies] == [()] * len(pack.bodies)
+        return
+    *whole, shortened = long_ones
+    assert [body.left_out for body in whole] == [(), ()]
+    fee_line = LONG_FUNCTIONS[shortened.name] + 2
+    expected = ((7, fee_line - 4), (fee_line + 4, 118))
+    assert shortened.left_out == expected
+    assert f"    # [lines 7-{fee_line - 4} not shown]\n" in shortened.source
+    wire = json.loads(json.dumps(pack_to_wire(pack)))["bodies"][pack.bodies.index(shortened)]
+    assert wire["leftOut"] == [{"startLine": start, "endLine": end} for start, end in expected]
 
 
 def test_a_long_class_stays_a_summary(tmp_path: Path, counter: TokenCounter) -> None:

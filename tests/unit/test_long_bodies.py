@@ -15,7 +15,7 @@ from smartctx.core.tokens import TokenCounter
 from smartctx.indexing.sources import WorkspaceSources
 from smartctx.retrieval.diversify import Selection
 from smartctx.retrieval.docstrings import shortened
-from smartctx.retrieval.long_bodies import LONG_BODY_LINES, near_task_words
+from smartctx.retrieval.long_bodies import LONG_BODY_LINES, near_task_words, shortened_to_fit
 from smartctx.retrieval.pack import pack
 from smartctx.retrieval.score import ScoredNode
 from smartctx.retrieval.shown_lines import all_lines
@@ -114,54 +114,83 @@ def test_a_shortened_docstring_among_the_lines_left_out_is_named_in_their_range(
 BODY_FILE = "shop/refunds.py"
 
 
-def two_functions(first_lines: int) -> tuple[bytes, list[ScoredNode]]:
-    """The file's two functions, of ``first_lines`` and 120 lines, both chosen as bodies, the first
-    ranked higher."""
-    lines = [*settle(first_lines, 1), *(line.replace("settle", "settle_again") for line in settle(120, 90))]
-    data = "".join(lines).encode()
-    offsets = line_offsets(data)
+def ledger_functions(*lengths: int) -> tuple[bytes, list[ScoredNode]]:
+    """Functions of these many lines, one after another in ``BODY_FILE``, each with the task's word
+    on its 60th line (its second, when it is shorter), chosen as bodies in this order."""
+    data = b""
     items = []
-    for number, (start, end) in enumerate(((1, first_lines), (first_lines + 1, first_lines + 120))):
-        row = function_row(number, BODY_FILE, ("settle", "settle_again")[number], start, end)
-        row = row._replace(content_hash=span_digest(data, offsets, start, end))
-        items.append(ScoredNode(row, 2.0 - number, {"bm25": 1.0}))
-    return data, items
+    for number, length in enumerate(lengths):
+        lines = settle(length, min(60, length - 2))
+        source = "".join(lines).replace("settle", f"settle_{number}").encode()
+        start = data.count(b"\n") + 1
+        data += source
+        row = function_row(number, BODY_FILE, f"settle_{number}", start, start + length - 1)
+        items.append((row, start, start + length - 1))
+    offsets = line_offsets(data)
+    chosen = [
+        ScoredNode(
+            row._replace(content_hash=span_digest(data, offsets, first, last)), 10.0 - row.id, {"bm25": 1.0}
+        )
+        for row, first, last in items
+    ]
+    return data, chosen
 
 
-def test_a_pack_shows_its_first_body_whole_and_a_later_long_one_near_the_task_words() -> None:
-    data, items = two_functions(120)
+def test_only_as_many_of_the_last_long_bodies_are_shortened_as_the_room_needs() -> None:
+    bodies = [("python", all_lines(1, settle(length, min(60, length - 2)))) for length in (3, *[120] * 8)]
+    shortened_counts = []
+    for room in (20_000, 7_000, 4_000, 100):
+        shown = shortened_to_fit(bodies, WORDS, room, body_cap=3_200)
+        places = [place for place, lines in enumerate(shown) if lines.left_out]
+        # The last ones, never the first; the others as they were.
+        assert places == list(range(len(bodies) - len(places), len(bodies)))
+        assert all(shown[place] is bodies[place][1] for place in range(len(bodies)) if place not in places)
+        shortened_counts.append(len(places))
+    assert shortened_counts[0] == 0
+    assert shortened_counts == sorted(shortened_counts)
+    assert shortened_counts[-1] == len(bodies) - 1
+    assert len(set(shortened_counts)) == len(shortened_counts)
+
+
+def test_a_pack_shortens_a_later_long_body_only_when_the_budget_needs_it() -> None:
+    """Nine bodies: at 16,000 tokens all are whole; at 4,000 the first is whole, and the last ones
+    are shown by the task's words, each cited by its whole span, the lines left out named."""
+    data, items = ledger_functions(3, *[120] * 8)
     counter = TokenCounter("o200k_base")
     sources = WorkspaceSources(Path("/nonexistent-workspace"), {BODY_FILE: data})
-    packed = pack(Selection(tuple(items), ()), "refund the order", 8_000, counter, sources, True, words=WORDS)
-    first, second = packed.bodies
-    assert (first.left_out, first.source) == ((), "".join(data.decode().splitlines(keepends=True)[:120]))
-    # The second is cited by its whole span, and shows the line with the task's word.
-    assert (second.start_line, second.end_line) == (121, 240)
-    assert second.left_out == ((127, 207), (215, 238))
-    assert "    refund = refund_order(total_1)\n" in second.source
-    assert "    # [lines 127-207 not shown]\n" in second.source
-    assert not [warning for warning in packed.warnings if warning.code.startswith("body-")]
-    # Without the task's words, the second body is whole too.
-    whole = pack(Selection(tuple(items), ()), "refund the order", 8_000, counter, sources, True)
-    assert [body.left_out for body in whole.bodies] == [(), ()]
-    assert packed.tokens_used < whole.tokens_used - 1_000
+    roomy = pack(Selection(tuple(items), ()), "refund the order", 16_000, counter, sources, True, words=WORDS)
+    assert len(roomy.bodies) == len(items)
+    assert all(body.left_out == () for body in roomy.bodies)
+    tight = pack(Selection(tuple(items), ()), "refund the order", 4_000, counter, sources, True, words=WORDS)
+    first, *later = tight.bodies
+    assert first.left_out == ()
+    short = [body for body in later if body.left_out]
+    assert short
+    for body, item in ((body, next(item for item in items if item.node.name == body.name)) for body in short):
+        assert (body.start_line, body.end_line) == (item.node.start_line, item.node.end_line)
+        assert "    refund = refund_order(total_1)\n" in body.source
+        for left_first, left_last in body.left_out:
+            assert f"    # [lines {left_first}-{left_last} not shown]\n" in body.source
+    # Without the task's words, nothing is shortened.
+    plain = pack(Selection(tuple(items), ()), "refund the order", 4_000, counter, sources, True)
+    assert all(body.left_out == () for body in plain.bodies)
 
 
 def test_at_every_budget_a_shortened_body_accounts_for_its_cited_lines() -> None:
-    """Cut anywhere, the later body's source and ``leftOut`` still account for every line its
+    """Cut anywhere, the shortened bodies' source and ``leftOut`` still account for every line their
     citation names, and a range past the cut is not named."""
-    data, items = two_functions(3)
+    data, items = ledger_functions(3, 120, 120, 120, 120)
     counter = TokenCounter("o200k_base")
     sources = WorkspaceSources(Path("/nonexistent-workspace"), {BODY_FILE: data})
     ranges_when_cut = set()
-    for budget in range(150, 700, 2):
+    for budget in range(600, 1_400, 4):
         packed = pack(Selection(tuple(items), ()), "refund", budget, counter, sources, True, words=WORDS)
         for body in packed.bodies[1:]:
             hidden = sum(last - first + 1 for first, last in body.left_out)
             cited = body.end_line - body.start_line + 1
             assert body.source.count("\n") - len(body.left_out) + hidden == cited
             assert all(body.start_line < first <= last <= body.end_line for first, last in body.left_out)
-            if any(warning.code == "body-cut" for warning in packed.warnings):
+            if any(warning.code == "body-cut" and warning.node_id == body.id for warning in packed.warnings):
                 ranges_when_cut.add(len(body.left_out))
     # Cut in its head, after its first note, and after both.
     assert ranges_when_cut == {0, 1, 2}

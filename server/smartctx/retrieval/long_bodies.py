@@ -1,13 +1,15 @@
-"""A long body after the first, shown by the lines near the task's words.
+"""Long bodies after the first, shown by the lines near the task's words when the budget needs it.
 
 Bodies fill most of a pack, and a few long ones fill most of that: on SWE-bench Lite at 8k, one
 body in six is over 800 tokens, and those take half the tokens of all bodies. What the task is about
-is usually a few places in such a body. So a body after the pack's first one, longer than
-``LONG_BODY_LINES`` lines, is shown by its first lines (the signature and how it begins), its last
-lines, the lines around each line that holds one of the task's search words, and the line that
-opens each block those sit in (a method's ``def``, an ``if``); each run of other lines gives way to
-one comment that names them (``# [lines 120-161 not shown]``). The lines left
-out are reported (``BodyItem.left_out``), and the citation still spans the whole definition.
+is usually a few places in such a body. So when the chosen bodies would not fit the budget whole, a
+body after the pack's first one, longer than ``LONG_BODY_LINES`` lines, is shown by its first lines
+(the signature and how it begins), its last lines, the lines around each line that holds one of the
+task's search words, and the line that opens each block those sit in (a method's ``def``, an
+``if``); each run of other lines gives way to one comment that names them
+(``# [lines 120-161 not shown]``). The last bodies are shortened first, and only as many as the
+budget needs: with room for them whole, bodies are whole. The lines left out are reported
+(``BodyItem.left_out``), and the citation still spans the whole definition.
 
 The first body is always shown whole: it is the definition likeliest to change, and when the task's
 words miss the lines to change, only a whole body still holds them.
@@ -22,11 +24,12 @@ from functools import lru_cache
 from smartctx.core.identifiers import search_words
 from smartctx.retrieval.shown_lines import ShownLines
 
-# A body of more lines than this (as shown, after its long docstrings are shortened) leaves out the
-# lines far from the task's words. On SWE-bench Lite at 8k this holds about 1.5 more bodies a pack,
-# and the share of the changed lines the pack's bodies show rises 58.1 -> 60.1 %; the commit dev
-# set, the traceback set and the changelog entries no rule was tuned on gain too (bench/HISTORY.md).
-# At 60 lines more bodies fit but fewer changed lines are shown; at 100 fewer bodies fit.
+# A body of more lines than this (as shown, after its long docstrings are shortened) may leave out
+# the lines far from the task's words. On SWE-bench Lite at 8k a pack then holds about 1.7 more
+# bodies, and the share of the changed lines the pack's bodies show rises 58.1 -> 60.2 %; the commit
+# dev set, the traceback set and the changelog entries no rule was tuned on gain too
+# (bench/HISTORY.md). At 60 lines more bodies fit but fewer changed lines are shown; at 100 fewer
+# bodies fit.
 LONG_BODY_LINES = 80
 # The first lines always shown: the signature, and where the body begins.
 HEAD_LINES = 6
@@ -39,9 +42,36 @@ MIN_LEFT_OUT_LINES = 4
 # Unless the body is shown in this share of its lines fewer at least, it is shown whole: a body
 # that holds the task's words all over is about the task all over.
 MIN_SAVED_SHARE = 0.2
+# Whether the bodies fit is judged before their tokens are counted: a body's characters over this,
+# plus its heading and fences. Only which bodies are shortened depends on it; the pack counts every
+# token exactly. Code runs 3.6 (TypeScript) to 5.0 (Django's Python) characters to an o200k token.
+CHARS_PER_TOKEN = 4.0
+HEADING_TOKENS = 30
 # How a comment to the end of the line begins, by language; the others write ``//``.
 _LINE_COMMENTS = {"python": "#", "ruby": "#", "bash": "#", "lua": "--"}
 _DEFAULT_LINE_COMMENT = "//"
+
+
+def shortened_to_fit(
+    bodies: Sequence[tuple[str, ShownLines]], words: frozenset[str], room: int, body_cap: int
+) -> list[ShownLines]:
+    """Each of ``bodies`` (its language and its lines, in pack order) as it is to be shown: while
+    their estimated tokens exceed ``room``, the last long one not yet shortened, never the first, is
+    shown near the task's ``words``. A body counts at most ``body_cap`` tokens, where the pack cuts
+    it anyway."""
+    shown = [lines for _, lines in bodies]
+    estimates = [_estimated_tokens(lines, body_cap) for lines in shown]
+    total = sum(estimates)
+    for position in range(len(shown) - 1, 0, -1):
+        if total <= room:
+            break
+        shorter = near_task_words(bodies[position][0], shown[position], words)
+        if shorter is shown[position]:
+            continue
+        estimate = _estimated_tokens(shorter, body_cap)
+        total -= estimates[position] - estimate
+        estimates[position], shown[position] = estimate, shorter
+    return shown
 
 
 def near_task_words(language: str, shown: ShownLines, words: frozenset[str]) -> ShownLines:
@@ -75,6 +105,10 @@ def near_task_words(language: str, shown: ShownLines, words: frozenset[str]) -> 
     out += lines[index:]
     numbers += shown.numbers[index:]
     return ShownLines(out, numbers, tuple(sorted(left_out)))
+
+
+def _estimated_tokens(shown: ShownLines, body_cap: int) -> float:
+    return min(sum(map(len, shown.lines)) / CHARS_PER_TOKEN + HEADING_TOKENS, body_cap)
 
 
 def _kept(lines: Sequence[str], words: frozenset[str]) -> list[bool]:

@@ -31,7 +31,7 @@ from smartctx.retrieval.breadcrumbs import IMPACT_SHARE, MAX_HISTORY_SHARE_PER_B
 from smartctx.retrieval.diversify import Selection, head_lines
 from smartctx.retrieval.docstrings import shortened
 from smartctx.retrieval.files import RankedFile
-from smartctx.retrieval.long_bodies import near_task_words
+from smartctx.retrieval.long_bodies import shortened_to_fit
 from smartctx.retrieval.score import ScoredNode
 from smartctx.retrieval.shown_lines import ShownLines
 from smartctx.retrieval.sources import SourceReader
@@ -206,18 +206,16 @@ def pack(
     # reaches them, each kind in one pass: the lines of the summaries tried, the signatures and docs
     # of those packed, the file map's lines as far as the map goes. A text's answer does not depend
     # on the texts redacted with it, so the pack is the one a pass over every candidate gives.
-    located_bodies: list[tuple[ScoredNode, tuple[int, int, ShownLines] | None, list[Warning]]] = []
+    located_bodies: list[_LocatedBody] = []
     for item in selection.bodies if include_blobs else ():
         read_warnings: list[Warning] = []
         located = current_source(item.node, sources, read_warnings, files)
         with_lines = None
         if located is not None:
             start, end, lines = _head(item.node, located)
-            as_shown = shortened(item.node.language, start, lines)
-            if located_bodies:
-                as_shown = near_task_words(item.node.language, as_shown, words)
-            with_lines = (start, end, as_shown)
+            with_lines = (start, end, shortened(item.node.language, start, lines))
         located_bodies.append((item, with_lines, read_warnings))
+    located_bodies = _shortened_to_fit(located_bodies, words, budget_tokens - reserve - used, body_cap)
     redacted = redact_all("".join(entry[2].lines) for _, entry, _ in located_bodies if entry is not None)
     for item, entry, read_warnings in located_bodies:
         warnings.extend(read_warnings)
@@ -433,6 +431,22 @@ def current_source(
         )
     text = data[offsets[start - 1] : offsets[min(end, len(offsets) - 1)]].decode("utf-8", "replace")
     return start, end, text.splitlines(keepends=True)
+
+
+_LocatedBody = tuple[ScoredNode, tuple[int, int, ShownLines] | None, list[Warning]]
+
+
+def _shortened_to_fit(
+    located: list[_LocatedBody], words: frozenset[str], room: int, body_cap: int
+) -> list[_LocatedBody]:
+    """The bodies read, with long ones after the first shown near the task's ``words`` as far as
+    ``room`` needs (``long_bodies.shortened_to_fit``)."""
+    read = [(item.node.language, entry[2]) for item, entry, _ in located if entry is not None]
+    shown = iter(shortened_to_fit(read, words, room, body_cap))
+    return [
+        (item, None if entry is None else (entry[0], entry[1], next(shown)), read_warnings)
+        for item, entry, read_warnings in located
+    ]
 
 
 def _head(node: NodeRow, located: tuple[int, int, list[str]]) -> tuple[int, int, list[str]]:
