@@ -4,15 +4,16 @@ The budget is filled in order: bodies (while shares of the budget stay kept for 
 file map), then summaries (while the file map's share stays kept), then the file map, one line per
 further likely file, to the end of the budget. Every emitted token (the header, each item's heading
 and fence, the code, the summaries, the map) is counted with the real tokenizer, and the budget is
-never exceeded. A long struct, enum or interface is shown by its first lines (``diversify.head_lines``,
-its heading says so), a long Python docstring by its first paragraph and a line naming the rest
-(``docstrings.py``), a long body after the first by the lines near the task's words and a comment
-naming each run of the others (``long_bodies.py``). A body that does not fit is cut at a line
-boundary, or skipped with a ``body-skipped`` warning and shown by its signature among the summaries
-instead, and packing goes on with the next item: one large class never empties a pack. A summary too
-long for the whole budget is skipped with a ``summary-skipped`` warning. Bodies are read from the
-files now; a definition that changed since indexing is found again or dropped with a warning, so the
-text always matches its citation (but for the lines a body's ``left_out`` names).
+never exceeded. A long struct, enum or interface is shown by its first lines
+(``diversify.head_lines``, its heading says so), a long Python docstring by its first paragraph and
+a line naming the rest (``docstrings.py``), and when the bodies would not fit whole, the last long
+ones after the first by the lines near the task's words and a comment naming each run of the others
+(``long_bodies.py``). A body that does not fit is cut at a line boundary, or skipped with a
+``body-skipped`` warning and shown by its signature among the summaries instead, and packing goes on
+with the next item: one large class never empties a pack. A summary too long for the whole budget is
+skipped with a ``summary-skipped`` warning. Bodies are read from the files now; a definition that
+changed since indexing is found again or dropped with a warning, so the text always matches its
+citation (but for the lines a body's ``left_out`` names).
 """
 
 from __future__ import annotations

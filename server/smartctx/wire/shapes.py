@@ -172,7 +172,8 @@ class _WireBody(WireScoredItem):
     scoreParts: dict[str, float]
     # The definition's source as packed: secrets redacted, possibly cut at a line boundary, a long
     # Python docstring shortened to its first lines and a note that stands for the rest, and in a
-    # long body after the first, each run of lines far from the task's words one comment.
+    # long body after the first that the budget needs shorter, each run of lines far from the task's
+    # words one comment.
     source: str
     recentPRs: list[WireRecentChange]
     # The lines between startLine and endLine that ``source`` does not show (a long docstring's
