@@ -39,8 +39,8 @@ TAIL_LINES = 2
 CONTEXT_LINES = 3
 # A run of fewer lines than this is shown anyway: its note would cost about as much.
 MIN_LEFT_OUT_LINES = 4
-# Unless the body is shown in this share of its lines fewer at least, it is shown whole: a body
-# that holds the task's words all over is about the task all over.
+# A body is shortened only when that leaves out at least this share of its lines (each note counted
+# as a line): a body that holds the task's words all over is about the task all over.
 MIN_SAVED_SHARE = 0.2
 # Whether the bodies fit is judged before their tokens are counted: a body's characters over this,
 # plus its heading and fences. Only which bodies are shortened depends on it; the pack counts every
@@ -174,4 +174,4 @@ def _depth(line: str) -> int:
 def _indent_of(lines: Sequence[str]) -> str:
     """The indent of the first line that is not blank, so the note sits at the depth of its code."""
     line = next((line for line in lines if line.strip()), "")
-    return line[: len(line) - len(line.lstrip(" \t"))]
+    return line[: _depth(line)]
