@@ -62,6 +62,29 @@ def test_the_lines_that_open_the_blocks_around_a_shown_line_are_shown_too() -> N
     ast.parse(text)
 
 
+def test_every_block_around_a_deep_line_is_opened_once_however_long_the_body() -> None:
+    """A task word three blocks deep in a long loop, below the head: the ``for`` and ``if`` lines
+    above it are shown once, the loop's other lines are not, and the code is still Python."""
+    lines = ["class Ledger:\n", "    def post(self, entries):\n"]
+    lines += [f"        self.step_{number} = 0\n" for number in range(10)]
+    lines += ["        for entry in entries:\n", "            if entry.amount:\n"]
+    lines += ["                self.total += entry.amount\n"] * 300
+    lines[200] = "                refund = self.refund_order(entry)\n"
+    lines += ["        return self.total\n"]
+    shown = near_task_words("python", all_lines(1, lines), WORDS)
+    assert shown.lines == [
+        *lines[:6],
+        "        # [lines 7-12 not shown]\n",
+        "        for entry in entries:\n",
+        "            if entry.amount:\n",
+        "                # [lines 15-197 not shown]\n",
+        *lines[197:204],
+        "                # [lines 205-313 not shown]\n",
+        *lines[-2:],
+    ]
+    ast.parse("".join(shown.lines))
+
+
 @pytest.mark.parametrize(
     ("language", "note"),
     [

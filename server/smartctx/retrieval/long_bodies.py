@@ -113,7 +113,7 @@ def _estimated_tokens(shown: ShownLines, body_cap: int) -> float:
 
 def _kept(lines: Sequence[str], words: frozenset[str]) -> list[bool]:
     """Which lines are shown: the first and last ones, those near a line with a task word, and the
-    first line of each block those are in."""
+    line that opens each block those are in."""
     kept = [index < HEAD_LINES or index >= len(lines) - TAIL_LINES for index in range(len(lines))]
     finder = _finder(words)
     for index, line in enumerate(lines):
@@ -125,10 +125,25 @@ def _kept(lines: Sequence[str], words: frozenset[str]) -> list[bool]:
             for near in range(max(0, index - CONTEXT_LINES), min(len(lines), index + CONTEXT_LINES + 1)):
                 kept[near] = True
     outermost = next((_depth(line) for line in lines[1:] if line.strip()), 0)
+    openers = _openers(lines)
     for index in range(HEAD_LINES, len(lines)):
         if kept[index] and not kept[index - 1]:
-            _keep_enclosing(lines, index, kept, outermost)
+            first = next((below for below in range(index, len(lines)) if lines[below].strip()), None)
+            if first is not None:
+                _keep_openers(lines, first, openers, outermost, kept)
     return kept
+
+
+def _keep_openers(
+    lines: Sequence[str], index: int, openers: Sequence[int | None], outermost: int, kept: list[bool]
+) -> None:
+    """Keep the lines that open the blocks around line ``index``, innermost out. A line at depth
+    ``outermost`` (the body's own statements, a class's members) needs none: the head shows what
+    opens it. The chain is as long as the code is deep, however long the body."""
+    inner, opener = index, openers[index]
+    while opener is not None and opener > 0 and _depth(lines[inner]) > outermost:
+        kept[opener] = True
+        inner, opener = opener, openers[opener]
 
 
 @lru_cache(maxsize=8)
@@ -137,19 +152,22 @@ def _finder(words: frozenset[str]) -> re.Pattern[str]:
     return re.compile("|".join(sorted(map(re.escape, words))))
 
 
-def _keep_enclosing(lines: Sequence[str], index: int, kept: list[bool], outermost: int) -> None:
-    """Keep the line that opens each block around line ``index``, from the innermost out: the
-    nearest line above indented less than the last one kept (a ``def``, an ``if``, a ``match``
-    arm), so a reader knows where the lines shown sit. A line at depth ``outermost`` (the body's
-    own statements, a class's members) needs none: the head shows what opens it."""
-    depth = next((_depth(line) for line in lines[index:] if line.strip()), outermost)
-    for above in range(index - 1, 0, -1):
-        if depth <= outermost:
-            return
-        line = lines[above]
-        if line.strip() and _depth(line) < depth:
-            kept[above] = True
-            depth = _depth(line)
+def _openers(lines: Sequence[str]) -> list[int | None]:
+    """For each line, the nearest line above it that is not blank and is indented less: the line
+    that opens its block (a ``def``, an ``if``, a ``match`` arm), None for an outermost one. One
+    pass, keeping the lines that may still open a block below."""
+    openers: list[int | None] = []
+    open_above: list[tuple[int, int]] = []
+    for index, line in enumerate(lines):
+        if not line.strip():
+            openers.append(open_above[-1][1] if open_above else None)
+            continue
+        depth = _depth(line)
+        while open_above and open_above[-1][0] >= depth:
+            open_above.pop()
+        openers.append(open_above[-1][1] if open_above else None)
+        open_above.append((depth, index))
+    return openers
 
 
 def _runs_left_out(kept: Sequence[bool]) -> list[tuple[int, int]]:
