@@ -189,8 +189,9 @@ def test_a_pack_shortens_a_later_long_body_only_when_the_budget_needs_it() -> No
     assert first.left_out == ()
     short = [body for body in later if body.left_out]
     assert short
-    for body, item in ((body, next(item for item in items if item.node.name == body.name)) for body in short):
-        assert (body.start_line, body.end_line) == (item.node.start_line, item.node.end_line)
+    spans = {item.node.name: (item.node.start_line, item.node.end_line) for item in items}
+    for body in short:
+        assert (body.start_line, body.end_line) == spans[body.name]
         assert "    refund = refund_order(total_1)\n" in body.source
         for left_first, left_last in body.left_out:
             assert f"    # [lines {left_first}-{left_last} not shown]\n" in body.source
