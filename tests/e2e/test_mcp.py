@@ -13,6 +13,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
+import warnings
 from collections.abc import AsyncIterator, Callable, Sequence
 from contextlib import asynccontextmanager
 from pathlib import Path
@@ -21,7 +22,7 @@ from typing import Any, TextIO
 import anyio
 import mcp_types as types
 import pytest
-from mcp import Client, StdioServerParameters
+from mcp import Client, MCPDeprecationWarning, StdioServerParameters
 from mcp.client.stdio import stdio_client
 from mcp.shared.exceptions import MCPError
 from test_cancel import HEAVY_TASK, MODULES, module
@@ -129,7 +130,7 @@ async def mcp_server(
                 list_roots_callback=list_roots if roots is not None else None,
             ) as client:
                 # Updates after the first index are logged at debug level; the tests wait on them.
-                await client.set_logging_level("debug")
+                await debug_logging(client)
                 yield Session(client, log, stderr)
         finally:
             print(Path(stderr.name).read_text(encoding="utf-8"), file=sys.stderr)
@@ -148,10 +149,20 @@ async def js_mcp_server(*args: str) -> AsyncIterator[tuple[Session, Wire]]:
                 js_stdio(command, None, stderr) as wire,
                 Client(wire.streams(), mode="legacy", logging_callback=log.record) as client,
             ):
-                await client.set_logging_level("debug")
+                await debug_logging(client)
                 yield Session(client, log, stderr), wire
         finally:
             print(Path(stderr.name).read_text(encoding="utf-8"), file=sys.stderr)
+
+
+async def debug_logging(client: Client) -> None:
+    """Ask for the server's log at debug level. The SDK deprecates the logging capability for the
+    2026-07-28 protocol; this client speaks the 2025 handshake on purpose (what clients use today),
+    so the warning is silenced here, where every test that starts a server asks, in this module or
+    another (test_secrets.py)."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", MCPDeprecationWarning)
+        await client.set_logging_level("debug")
 
 
 def _structured(result: Result) -> dict[str, Any]:
