@@ -18,7 +18,7 @@ import re
 import warnings
 from collections.abc import Sequence
 
-from smartctx.retrieval.shown_lines import ShownLines, all_lines
+from smartctx.retrieval.shown_lines import ShownLines, all_lines, indent_width
 
 # A docstring of more lines than this is shortened: a summary line, a blank one and a few lines of
 # detail stay whole. On SWE-bench Lite at 8k, a pack then holds 1.8 more bodies (11.1 -> 12.9), and
@@ -60,7 +60,7 @@ def shortened(language: str, start: int, lines: list[str]) -> ShownLines:
         end_of_kept = first + kept
         shown += lines[index:end_of_kept]
         numbers += range(start + index, start + end_of_kept)
-        indent = lines[first][: _indent(lines[first])]
+        indent = lines[first][: indent_width(lines[first])]
         # Everything between the first paragraph and the closing line.
         hidden = (start + end_of_kept, start + last - 2)
         shown.append(f"{indent}[docstring lines {hidden[0]}-{hidden[1]} not shown]\n")
@@ -90,14 +90,21 @@ def _long_docstrings(lines: Sequence[str]) -> list[tuple[int, int]]:
     and the string (a whole class would take ten times as long): it is a docstring when the string
     is the first statement of the ``def`` or ``class`` and spans exactly those lines.
     """
-    spans: list[tuple[int, int]] = []
+    pairs = [
+        (opening, closing)
+        for quote in _TRIPLE_QUOTES
+        for opening, closing in itertools.pairwise(index for index, line in enumerate(lines) if quote in line)
+        if closing - opening + 1 > MAX_DOCSTRING_LINES
+    ]
+    # Most bodies have no pair far enough apart, and then no line needs to be told inside a string.
+    if not pairs:
+        return []
     outside = _lines_outside_strings(lines)
-    for quote in _TRIPLE_QUOTES:
-        holding = [index for index, line in enumerate(lines) if quote in line]
-        for opening, closing in itertools.pairwise(holding):
-            long_enough = closing - opening + 1 > MAX_DOCSTRING_LINES
-            if long_enough and opening in outside and _is_docstring(lines, opening, closing):
-                spans.append((opening, closing + 1))
+    spans = [
+        (opening, closing + 1)
+        for opening, closing in pairs
+        if opening in outside and _is_docstring(lines, opening, closing)
+    ]
     # Two docstrings never overlap; should the check of strings above be fooled (a triple quote inside
     # a one-line string), the later of two overlapping ones is dropped rather than shown twice.
     kept: list[tuple[int, int]] = []
@@ -117,19 +124,19 @@ def _is_docstring(lines: Sequence[str], opening: int, closing: int) -> bool:
         above -= 1
     if above < 0 or not _HEADER_END.search(lines[above]):
         return False
-    depth = _indent(lines[opening])
+    depth = indent_width(lines[opening])
     header = next(
         (
             index
             for index in range(above, -1, -1)
-            if _HEADER_START.match(lines[index]) and _indent(lines[index]) < depth
+            if _HEADER_START.match(lines[index]) and indent_width(lines[index]) < depth
         ),
         None,
     )
     if header is None:
         return False
     # An indented header parses as the block of an ``if``, one line down.
-    offset = 1 if _indent(lines[header]) else 0
+    offset = 1 if indent_width(lines[header]) else 0
     snippet = "".join(lines[header : closing + 1])
     try:
         tree = ast.parse("if 1:\n" + snippet if offset else snippet, _PARSED_NAME)
@@ -164,7 +171,3 @@ def _lines_outside_strings(lines: Sequence[str]) -> frozenset[int]:
             elif inside == match.group():
                 inside = None
     return frozenset(outside)
-
-
-def _indent(line: str) -> int:
-    return len(line) - len(line.lstrip(" \t"))

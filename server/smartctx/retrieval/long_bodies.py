@@ -22,7 +22,7 @@ from collections.abc import Sequence
 from functools import lru_cache
 
 from smartctx.core.identifiers import search_words
-from smartctx.retrieval.shown_lines import ShownLines
+from smartctx.retrieval.shown_lines import ShownLines, indent_width
 
 # A body of more lines than this (as shown, after its long docstrings are shortened) may leave out
 # the lines far from the task's words. On SWE-bench Lite at 8k a pack then holds about 1.7 more
@@ -124,7 +124,7 @@ def _kept(lines: Sequence[str], words: frozenset[str]) -> list[bool]:
         if maybe and not words.isdisjoint(search_words(line).split()):
             for near in range(max(0, index - CONTEXT_LINES), min(len(lines), index + CONTEXT_LINES + 1)):
                 kept[near] = True
-    outermost = next((_depth(line) for line in lines[1:] if line.strip()), 0)
+    outermost = next((indent_width(line) for line in lines[1:] if line.strip()), 0)
     openers = _openers(lines)
     for index in range(HEAD_LINES, len(lines)):
         if kept[index] and not kept[index - 1]:
@@ -141,7 +141,7 @@ def _keep_openers(
     ``outermost`` (the body's own statements, a class's members) needs none: the head shows what
     opens it. The chain is as long as the code is deep, however long the body."""
     inner, opener = index, openers[index]
-    while opener is not None and opener > 0 and _depth(lines[inner]) > outermost:
+    while opener is not None and opener > 0 and indent_width(lines[inner]) > outermost:
         kept[opener] = True
         inner, opener = opener, openers[opener]
 
@@ -153,16 +153,17 @@ def _finder(words: frozenset[str]) -> re.Pattern[str]:
 
 
 def _openers(lines: Sequence[str]) -> list[int | None]:
-    """For each line, the nearest line above it that is not blank and is indented less: the line
-    that opens its block (a ``def``, an ``if``, a ``match`` arm), None for an outermost one. One
-    pass, keeping the lines that may still open a block below."""
+    """For each line that is not blank, the nearest line above it that is not blank and is indented
+    less: the line that opens its block (a ``def``, an ``if``, a ``match`` arm), None for an
+    outermost one. One pass, keeping the lines that may still open a block below."""
     openers: list[int | None] = []
     open_above: list[tuple[int, int]] = []
     for index, line in enumerate(lines):
         if not line.strip():
-            openers.append(open_above[-1][1] if open_above else None)
+            # A blank line opens nothing and is never asked about.
+            openers.append(None)
             continue
-        depth = _depth(line)
+        depth = indent_width(line)
         while open_above and open_above[-1][0] >= depth:
             open_above.pop()
         openers.append(open_above[-1][1] if open_above else None)
@@ -185,11 +186,7 @@ def _runs_left_out(kept: Sequence[bool]) -> list[tuple[int, int]]:
     return runs
 
 
-def _depth(line: str) -> int:
-    return len(line) - len(line.lstrip(" \t"))
-
-
 def _indent_of(lines: Sequence[str]) -> str:
     """The indent of the first line that is not blank, so the note sits at the depth of its code."""
     line = next((line for line in lines if line.strip()), "")
-    return line[: _depth(line)]
+    return line[: indent_width(line)]

@@ -24,3 +24,8 @@ class ShownLines:
 def all_lines(start: int, lines: list[str]) -> ShownLines:
     """``lines`` shown as they are, the first at line ``start``."""
     return ShownLines(lines, list(range(start, start + len(lines))), ())
+
+
+def indent_width(line: str) -> int:
+    """How many spaces and tabs ``line`` begins with: the depth of its block."""
+    return len(line) - len(line.lstrip(" \t"))
