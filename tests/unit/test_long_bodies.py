@@ -5,6 +5,7 @@ out are reported, and the first body is always whole."""
 from __future__ import annotations
 
 import ast
+import base64
 from pathlib import Path
 
 import pytest
@@ -173,6 +174,10 @@ def test_only_as_many_of_the_last_long_bodies_are_shortened_as_the_room_needs() 
     assert shortened_counts == sorted(shortened_counts)
     assert shortened_counts[-1] == len(bodies) - 1
     assert len(set(shortened_counts)) == len(shortened_counts)
+    # A body the pack must show whole is passed over, and the ones before it shortened instead.
+    last = len(bodies) - 1
+    kept_whole = shortened_to_fit(bodies, WORDS, 7_000, body_cap=3_200, whole={last})
+    assert [place for place, lines in enumerate(kept_whole) if lines.left_out] == [last - 2, last - 1]
 
 
 def test_a_pack_shortens_a_later_long_body_only_when_the_budget_needs_it() -> None:
@@ -218,3 +223,30 @@ def test_at_every_budget_a_shortened_body_accounts_for_its_cited_lines() -> None
                 ranges_when_cut.add(len(body.left_out))
     # Cut in its head, after its first note, and after both.
     assert ranges_when_cut == {0, 1, 2}
+
+
+def test_a_secret_whose_first_line_is_left_out_is_still_redacted() -> None:
+    """A private key inside a long body, its use just below it: the lines near the task's word hold
+    the key's last lines, while its first line is left out. Secrets are found in the whole body
+    before any line is left out, so none of the key is shown."""
+    key_lines = [base64.b64encode(bytes([number]) * 48).decode() for number in range(14)]
+    key = ['    KEY = """-----BEGIN RSA PRIVATE KEY-----\n', *(f"{line}\n" for line in key_lines)]
+    key += ['-----END RSA PRIVATE KEY-----"""\n', "    signer = refund_order(KEY)\n"]
+    lines = settle(120, 100)
+    lines[40:40] = key
+    data = "".join(line.replace("settle", "settle_key") for line in lines).encode()
+    short, items = ledger_functions(3, 120, 120)
+    offset = short.count(b"\n")
+    row = function_row(9, BODY_FILE, "settle_key", offset + 1, offset + len(lines))
+    row = row._replace(
+        content_hash=span_digest(short + data, line_offsets(short + data), offset + 1, offset + len(lines))
+    )
+    counter = TokenCounter("o200k_base")
+    sources = WorkspaceSources(Path("/nonexistent-workspace"), {BODY_FILE: short + data})
+    chosen = Selection((*items, ScoredNode(row, 1.0, {"bm25": 1.0})), ())
+    packed = pack(chosen, "refund the order", 3_000, counter, sources, True, words=WORDS)
+    shown = next(body for body in packed.bodies if body.name == "settle_key")
+    assert shown.left_out
+    assert "    signer = refund_order(KEY)\n" in shown.source
+    assert not any(line in body.source for body in packed.bodies for line in key_lines)
+    assert any(warning.code == "secret-redacted" for warning in packed.warnings)

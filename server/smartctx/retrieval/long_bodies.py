@@ -18,7 +18,7 @@ words miss the lines to change, only a whole body still holds them.
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from functools import lru_cache
 
 from smartctx.core.identifiers import search_words
@@ -53,18 +53,24 @@ _DEFAULT_LINE_COMMENT = "//"
 
 
 def shortened_to_fit(
-    bodies: Sequence[tuple[str, ShownLines]], words: frozenset[str], room: int, body_cap: int
+    bodies: Sequence[tuple[str, ShownLines]],
+    words: frozenset[str],
+    room: int,
+    body_cap: int,
+    whole: Collection[int] = (),
 ) -> list[ShownLines]:
     """Each of ``bodies`` (its language and its lines, in pack order) as it is to be shown: while
-    their estimated tokens exceed ``room``, the last long one not yet shortened, never the first, is
-    shown near the task's ``words``. A body counts at most ``body_cap`` tokens, where the pack cuts
-    it anyway."""
+    their estimated tokens exceed ``room``, the last long one not yet shortened, never the first nor
+    one whose place is in ``whole``, is shown near the task's ``words``. A body counts at most
+    ``body_cap`` tokens, where the pack cuts it anyway."""
     shown = [lines for _, lines in bodies]
     estimates = [_estimated_tokens(lines, body_cap) for lines in shown]
     total = sum(estimates)
     for position in range(len(shown) - 1, 0, -1):
         if total <= room:
             break
+        if position in whole:
+            continue
         shorter = near_task_words(bodies[position][0], shown[position], words)
         if shorter is shown[position]:
             continue

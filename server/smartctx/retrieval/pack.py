@@ -216,15 +216,14 @@ def pack(
             start, end, lines = _head(item.node, located)
             with_lines = (start, end, shortened(item.node.language, start, lines))
         located_bodies.append((item, with_lines, read_warnings))
-    located_bodies = _shortened_to_fit(located_bodies, words, budget_tokens - reserve - used, body_cap)
-    redacted = redact_all("".join(entry[2].lines) for _, entry, _ in located_bodies if entry is not None)
-    for item, entry, read_warnings in located_bodies:
+    shown_bodies = _redacted_and_shortened(located_bodies, words, budget_tokens - reserve - used, body_cap)
+    for (item, _, read_warnings), shown_body in zip(located_bodies, shown_bodies, strict=True):
         warnings.extend(read_warnings)
-        if entry is None:
+        if shown_body is None:
             continue
-        start, end, body_lines = entry
+        start, end, body_lines, redactions = shown_body
         left_out = body_lines.left_out
-        text, redactions = redacted["".join(body_lines.lines)]
+        text = "".join(body_lines.lines)
         if redactions:
             warnings.append(
                 Warning("secret-redacted", f"{redactions} secret(s) replaced", node_id(item.node))
@@ -435,19 +434,35 @@ def current_source(
 
 
 _LocatedBody = tuple[ScoredNode, tuple[int, int, ShownLines] | None, list[Warning]]
+# A body as packed: its first and last lines, its lines with secrets redacted, how many were.
+_ShownBody = tuple[int, int, ShownLines, int]
 
 
-def _shortened_to_fit(
+def _redacted_and_shortened(
     located: list[_LocatedBody], words: frozenset[str], room: int, body_cap: int
-) -> list[_LocatedBody]:
-    """The bodies read, with long ones after the first shown near the task's ``words`` as far as
-    ``room`` needs (``long_bodies.shortened_to_fit``)."""
-    read = [(item.node.language, entry[2]) for item, entry, _ in located if entry is not None]
-    shown = iter(shortened_to_fit(read, words, room, body_cap))
-    return [
-        (item, None if entry is None else (entry[0], entry[1], next(shown)), read_warnings)
-        for item, entry, read_warnings in located
-    ]
+) -> list[_ShownBody | None]:
+    """The bodies read, each with its secrets redacted, then the long ones after the first shown
+    near the task's ``words`` as far as ``room`` needs (``long_bodies.shortened_to_fit``).
+
+    Secrets are found in a body's whole text, before any line is left out: a private key whose
+    first line is left out would no longer look like one. Redaction keeps a secret's line breaks, so
+    the redacted lines stand for the same lines of the file; should it not (a lone carriage return
+    inside a secret), that body is shown whole.
+    """
+    read = [(item, entry) for item, entry, _ in located if entry is not None]
+    redacted = redact_all("".join(entry[2].lines) for _, entry in read)
+    bodies: list[tuple[str, ShownLines]] = []
+    counts: list[int] = []
+    whole: set[int] = set()
+    for position, (item, (_, _, shown)) in enumerate(read):
+        text, count = redacted["".join(shown.lines)]
+        lines = text.splitlines(keepends=True)
+        if len(lines) != len(shown.lines):
+            whole.add(position)
+        bodies.append((item.node.language, replace(shown, lines=lines)))
+        counts.append(count)
+    fitted = iter(zip(shortened_to_fit(bodies, words, room, body_cap, whole), counts, strict=True))
+    return [None if entry is None else (entry[0], entry[1], *next(fitted)) for _, entry, _ in located]
 
 
 def _head(node: NodeRow, located: tuple[int, int, list[str]]) -> tuple[int, int, list[str]]:
