@@ -1121,3 +1121,33 @@ def test_an_exception_the_task_names_is_not_what_it_asks_to_change(tmp_path: Pat
     assert order[0] == "reduce_modulo"
     raised = next(item for item in ranking.ranked if item.node.name == "PolynomialError")
     assert "named" not in raised.parts
+
+
+LEDGER_AND_INVOICES = {
+    "billing/invoices.py": (
+        "def void_invoice(invoice):\n"
+        '    """Void an invoice: the invoice is no longer due."""\n'
+        "    invoice.status = 'void'\n"
+        "    return invoice\n"
+    ),
+    "billing/ledger.py": (
+        "def post_entry(book, entry):\n"
+        '    """Post an entry to the ledger book."""\n'
+        "    book.entries.append(entry)\n"
+        "    return book\n"
+    ),
+    **background_modules("billing", 20),
+}
+
+
+def test_the_file_a_report_keeps_coming_back_to_ranks_first(tmp_path: Path) -> None:
+    """The report mentions the voided invoice once and the ledger four times: the ledger is what it is
+    about. Read with each word once, the invoice's file, whose every line says "invoice", came
+    first."""
+    task = (
+        "Totals drift after a month\n\n"
+        "An invoice was voided. Since then the ledger is off: the ledger shows each entry twice, the"
+        " ledger total grows, and the ledger never balances."
+    )
+    ranking = ranking_for(tmp_path, LEDGER_AND_INVOICES, task)
+    assert [file.path for file in ranking.files[:2]] == ["billing/ledger.py", "billing/invoices.py"]

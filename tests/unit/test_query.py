@@ -14,9 +14,11 @@ from smartctx.retrieval.query import (
     MAX_NAMED,
     MAX_PARSED_WORDS,
     MAX_TITLE_CHARS,
+    REPEAT_SATURATION,
     TITLE_FACTOR,
     Frame,
     parse_task,
+    repeat_factor,
     without_comments,
 )
 from smartctx.secrets.redaction import redact
@@ -188,6 +190,24 @@ def test_the_title_s_words_weigh_more_in_every_form() -> None:
     assert task.words["orderrefund"] == TITLE_FACTOR * IDENTIFIER_WEIGHT
     assert task.words["ledger"] == other_title.words["ledger"]
     assert task.words["ordertotal"] == other_title.words["ordertotal"]
+
+
+def test_the_times_a_task_says_each_word_count_its_every_form() -> None:
+    """``said`` counts each word once a mention, whether as prose, as a whole name or as a part of
+    one; the words' own weights do not change with it."""
+    once = parse_task("Slow totals\n\nThe ledger is slow to sum.")
+    thrice = parse_task("Slow totals\n\nThe ledger is slow to sum. The Ledger, and ledger_rows.")
+    assert once.said["ledger"] == 1
+    assert thrice.said["ledger"] == 3
+    assert thrice.said["rows"] == thrice.said["ledgerrows"] == 1
+    assert thrice.said["slow"] == 2
+    assert thrice.words["ledger"] == once.words["ledger"]
+    assert set(thrice.said) == set(thrice.words)
+
+
+def test_a_word_said_again_weighs_more_up_to_a_limit() -> None:
+    assert repeat_factor(1) == 1.0 < repeat_factor(2) < repeat_factor(3) < repeat_factor(10_000)
+    assert repeat_factor(10_000) < 1 + REPEAT_SATURATION
 
 
 def test_a_first_line_too_long_for_a_title_is_read_as_the_rest() -> None:

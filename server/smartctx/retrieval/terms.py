@@ -18,7 +18,7 @@ from functools import lru_cache
 
 import snowballstemmer
 
-from smartctx.retrieval.query import ParsedTask
+from smartctx.retrieval.query import ParsedTask, repeat_factor
 from smartctx.store.reader import IndexReader
 
 # A query has at most this many terms; when a task has more, the rarest are kept, whatever their
@@ -51,8 +51,9 @@ class QueryTerms:
     weights: dict[str, int]
     common_words: frozenset[str]
     # For the whole-file search: the same terms and, in a small index, the task's words too common
-    # for the definitions' index (at most ``MAX_TERMS`` in all).
-    file_weights: dict[str, int]
+    # for the definitions' index (at most ``MAX_TERMS`` in all), each weighed more the more times the
+    # task says it (``query.repeat_factor``).
+    file_weights: dict[str, float]
 
 
 def query_terms(snapshot: IndexReader, task: ParsedTask) -> QueryTerms:
@@ -84,10 +85,11 @@ def query_terms(snapshot: IndexReader, task: ParsedTask) -> QueryTerms:
     common = sorted((word for word in present if word not in chosen), key=lambda word: (counts[word], word))
     if rows > MAX_ROWS_FOR_COMMON_FILE_TERMS:
         common = []
+    file_terms = {**chosen, **{word: present[word] for word in common[: MAX_TERMS - len(chosen)]}}
     return QueryTerms(
         chosen,
         frozenset(word for word in plain_names if counts.get(word, 0) > named_limit),
-        {**chosen, **{word: present[word] for word in common[: MAX_TERMS - len(chosen)]}},
+        {word: weight * repeat_factor(task.said.get(word, 1)) for word, weight in file_terms.items()},
     )
 
 

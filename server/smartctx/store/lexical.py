@@ -161,10 +161,10 @@ class LexicalReader:
         self._symbols = symbols
         self._files = files
 
-    def search_symbols(self, weighted_terms: Mapping[str, int], limit: int) -> list[LexicalHit]:
+    def search_symbols(self, weighted_terms: Mapping[str, float], limit: int) -> list[LexicalHit]:
         return _top(self._symbols, weighted_terms, limit)
 
-    def search_files(self, weighted_terms: Mapping[str, int], limit: int) -> list[LexicalHit]:
+    def search_files(self, weighted_terms: Mapping[str, float], limit: int) -> list[LexicalHit]:
         return _top(self._files, weighted_terms, limit)
 
     def document_count(self, term: str) -> int:
@@ -172,7 +172,7 @@ class LexicalReader:
         return int(self._symbols.doc_freq("words", term))
 
 
-def _top(searcher: tantivy.Searcher, weighted_terms: Mapping[str, int], limit: int) -> list[LexicalHit]:
+def _top(searcher: tantivy.Searcher, weighted_terms: Mapping[str, float], limit: int) -> list[LexicalHit]:
     """The ``limit`` best rows, best first, ties by id; every tie at the cut is fetched before cutting."""
     if limit <= 0 or not weighted_terms:
         return []

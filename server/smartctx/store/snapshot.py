@@ -290,16 +290,16 @@ class SnapshotPool:
 
 
 def chosen_terms(
-    weighted_terms: Mapping[str, int],
+    weighted_terms: Mapping[str, float],
     keep_common: bool,
     common_above: int,
     document_counts: Callable[[Iterable[str], int], dict[str, int]],
-) -> dict[str, int]:
+) -> dict[str, float]:
     """The plain lowercase words of ``weighted_terms`` to query with, each with its greatest weight:
     those some row holds, less those in more than ``common_above`` rows unless ``keep_common`` (or
     unless nothing else is left). Every store chooses its terms by this one rule, so that the same
     task searches for the same words in each."""
-    weights: dict[str, int] = {}
+    weights: dict[str, float] = {}
     for word, weight in weighted_terms.items():
         for term in _SEARCH_TERM.findall(word.lower()):
             weights[term] = max(weights.get(term, 0), weight)
@@ -344,7 +344,7 @@ class IndexSnapshot:
         self._pool = pool
         self._lease = pool.lease(index_path) if pool is not None else None
         self._db = self._lease.connection if self._lease is not None else connect(index_path, read_only=True)
-        self._queries: dict[tuple[tuple[str, int], ...], dict[str, int]] = {}
+        self._queries: dict[tuple[tuple[str, float], ...], dict[str, float]] = {}
         self._counts: dict[tuple[str, int], int] = {}
         self._lexical: LexicalReader | None = None
         try:
@@ -606,7 +606,7 @@ class IndexSnapshot:
             )
         return found
 
-    def search(self, weighted_terms: Mapping[str, int], limit: int) -> list[SearchHit]:
+    def search(self, weighted_terms: Mapping[str, float], limit: int) -> list[SearchHit]:
         """Nodes matching any term by BM25, best first (ties by id); a term's weight multiplies its
         part of the score.
 
@@ -621,7 +621,9 @@ class IndexSnapshot:
             SearchHit(hit.row_id, hit.score) for hit in self._lexical_reader().search_symbols(terms, limit)
         ]
 
-    def _query_terms(self, weighted_terms: Mapping[str, int], keep_common: bool = False) -> dict[str, int]:
+    def _query_terms(
+        self, weighted_terms: Mapping[str, float], keep_common: bool = False
+    ) -> dict[str, float]:
         """The plain words to query with and their weights; empty if no term is in the index.
         Memoised per snapshot, since a request searches symbols and files alike. ``keep_common``
         keeps the terms too common for the symbol index (see :meth:`search_files`)."""
@@ -632,7 +634,7 @@ class IndexSnapshot:
             )
         return self._queries[key]
 
-    def search_files(self, weighted_terms: Mapping[str, int], limit: int) -> list[tuple[str, float]]:
+    def search_files(self, weighted_terms: Mapping[str, float], limit: int) -> list[tuple[str, float]]:
         """Files by BM25 over their whole text (best first, ties by path). Terms too common for
         :meth:`search` are kept if given: the caller decides when they are affordable (far fewer
         files than definitions), and a commit message of everyday words ("merge if statements with

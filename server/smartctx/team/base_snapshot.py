@@ -134,7 +134,7 @@ class BaseSnapshot:
         self._commit = commit
         self._id = commit.commit_id
         self._facts = facts if facts is not None else CommitFacts()
-        self._queries: dict[tuple[tuple[str, int], ...], dict[str, int]] = {}
+        self._queries: dict[tuple[tuple[str, float], ...], dict[str, float]] = {}
         self._counts: dict[tuple[str, int], int] = {}
         connection.autocommit = False
         connection.isolation_level = IsolationLevel.REPEATABLE_READ
@@ -438,7 +438,7 @@ class BaseSnapshot:
             )
         ]
 
-    def search(self, weighted_terms: Mapping[str, int], limit: int) -> list[SearchHit]:
+    def search(self, weighted_terms: Mapping[str, float], limit: int) -> list[SearchHit]:
         terms = self._query_terms(weighted_terms, keep_common=False)
         if not terms or limit <= 0:
             return []
@@ -449,7 +449,7 @@ class BaseSnapshot:
             )
         ]
 
-    def search_files(self, weighted_terms: Mapping[str, int], limit: int) -> list[tuple[str, float]]:
+    def search_files(self, weighted_terms: Mapping[str, float], limit: int) -> list[tuple[str, float]]:
         terms = self._query_terms(weighted_terms, keep_common=True)
         if not terms or limit <= 0:
             return []
@@ -497,7 +497,7 @@ class BaseSnapshot:
             self._facts.searched = searched_commit(self._db, self._id)
         return self._facts.searched
 
-    def _query_terms(self, weighted_terms: Mapping[str, int], keep_common: bool) -> dict[str, int]:
+    def _query_terms(self, weighted_terms: Mapping[str, float], keep_common: bool) -> dict[str, float]:
         key = (*sorted(weighted_terms.items()), ("", int(keep_common)))
         if key not in self._queries:
             self._queries[key] = chosen_terms(

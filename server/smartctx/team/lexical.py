@@ -241,7 +241,7 @@ def document_counts(
 def search_symbols(
     connection: psycopg.Connection[TupleRow],
     commit: SearchedCommit,
-    weighted_terms: Mapping[str, int],
+    weighted_terms: Mapping[str, float],
     limit: int,
     cache: ListCache | None = None,
 ) -> list[tuple[int, float]]:
@@ -253,7 +253,7 @@ def search_symbols(
 def search_files(
     connection: psycopg.Connection[TupleRow],
     commit: SearchedCommit,
-    weighted_terms: Mapping[str, int],
+    weighted_terms: Mapping[str, float],
     limit: int,
     cache: ListCache | None = None,
 ) -> list[tuple[int, float]]:
@@ -267,7 +267,7 @@ def _search(
     table: ListsTable,
     commit_id: int,
     corpus: Corpus,
-    weighted_terms: Mapping[str, int],
+    weighted_terms: Mapping[str, float],
     limit: int,
     cache: ListCache | None,
 ) -> list[tuple[int, float]]:

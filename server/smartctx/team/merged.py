@@ -406,7 +406,7 @@ class MergedReader:
             side.counted.update(found)
         return {term: side.counted[term] for term in set(terms)}
 
-    def _weights(self, side: _Side[Key], terms: Mapping[str, int]) -> tuple[dict[str, float], float]:
+    def _weights(self, side: _Side[Key], terms: Mapping[str, float]) -> tuple[dict[str, float], float]:
         """Each term's BM25 weight (boost * idf * (1 + K1)) in the merged corpus, and its average
         document length."""
         base = self._base.corpora()[side.corpus]
@@ -426,7 +426,7 @@ class MergedReader:
     def _top(
         self,
         side: _Side[Key],
-        terms: Mapping[str, int],
+        terms: Mapping[str, float],
         limit: int,
         keys_of: Callable[[list[int]], Mapping[int, Key]],
     ) -> list[tuple[Key, float]]:
@@ -445,14 +445,14 @@ class MergedReader:
         hits.sort(key=lambda hit: (-_rounded(hit[1]), hit[0]))
         return hits[:limit]
 
-    def search(self, weighted_terms: Mapping[str, int], limit: int) -> list[SearchHit]:
+    def search(self, weighted_terms: Mapping[str, float], limit: int) -> list[SearchHit]:
         terms = chosen_terms(weighted_terms, False, self.common_cutoff(), self.document_counts)
         hits = self._top(
             self._symbols, terms, limit, lambda node_ids: {node_id: node_id for node_id in node_ids}
         )
         return [SearchHit(node_id, score) for node_id, score in hits]
 
-    def search_files(self, weighted_terms: Mapping[str, int], limit: int) -> list[tuple[str, float]]:
+    def search_files(self, weighted_terms: Mapping[str, float], limit: int) -> list[tuple[str, float]]:
         terms = chosen_terms(weighted_terms, True, self.common_cutoff(), self.document_counts)
         hits = self._top(self._files, terms, limit, self._base.paths_by_file_id)
         return sorted(hits, key=lambda hit: (-hit[1], hit[0]))
