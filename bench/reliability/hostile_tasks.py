@@ -18,18 +18,12 @@ the first) and writes JSON:
 
 from __future__ import annotations
 
-import argparse
 import json
-import statistics
-import subprocess
 import time
 from collections.abc import Callable
-from pathlib import Path
-from typing import Any
 
-from bench import child_process
 from bench.datasets import OUT_DIR, SWE_LITE
-from bench.side_by_side import add_version_argument, in_turns
+from bench.reliability import timed_cases
 
 # Characters of each case's text: the most a task is read of.
 TEXT_CHARS = 1_000_000
@@ -78,79 +72,17 @@ def worker(case: str, rounds: int) -> None:
     print(json.dumps({"chars": len(text), "seconds": seconds}), flush=True)
 
 
-def run_case(server: Path, case: str, rounds: int, timeout: float) -> dict[str, Any]:
-    """One version's figures for one case, or ``timedOut`` when its child took longer than ``timeout``."""
-    process = child_process.start(__file__, "--worker", case, "--rounds", str(rounds), server=server)
-    try:
-        printed, _ = process.communicate(timeout=timeout)
-    except subprocess.TimeoutExpired:
-        process.kill()
-        process.communicate()
-        return {"timedOut": timeout}
-    if process.returncode != 0:
-        raise RuntimeError(f"{case}: the child of {server} exited with {process.returncode}")
-    found: dict[str, Any] = json.loads(printed.strip().splitlines()[-1])
-    return {**found, "median": statistics.median(found["seconds"])}
-
-
-def _shown(found: dict[str, Any]) -> str:
-    return f"> {found['timedOut']:.0f} (stopped)" if "timedOut" in found else f"{found['median']:.3f}"
-
-
-def _ratio(found: dict[str, Any], first: dict[str, Any]) -> str:
-    if "median" not in found or "median" not in first:
-        return "-"
-    return f"x{found['median'] / max(first['median'], 1e-9):.2f}"
-
-
-def table(rows: list[dict[str, Any]], names: list[str]) -> str:
-    """Markdown: each case's median seconds per version, and each version's ratio to the first."""
-    first = names[0]
-    header = ["case", "chars", *(f"{name} s" for name in names), *(f"{name} / {first}" for name in names[1:])]
-    lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
-    for row in rows:
-        figures = row["versions"]
-        chars = next((found["chars"] for found in figures.values() if "chars" in found), 0)
-        cells = [
-            row["case"],
-            f"{chars:,}",
-            *(_shown(figures[name]) for name in names),
-            *(_ratio(figures[name], figures[first]) for name in names[1:]),
-        ]
-        lines.append("| " + " | ".join(cells) + " |")
-    return "\n".join(lines)
-
-
 def main() -> None:
-    parser = argparse.ArgumentParser(
-        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    timed_cases.main(
+        __file__,
+        __doc__ or "",
+        list(CASES),
+        worker,
+        timeout=60.0,
+        json_path=OUT_DIR / "hostile_tasks.json",
+        size=("chars", lambda found: f"{found['chars']:,}"),
+        recorded={},
     )
-    parser.add_argument("--worker", choices=sorted(CASES), help=argparse.SUPPRESS)
-    parser.add_argument("--rounds", type=int, default=3)
-    parser.add_argument("--timeout", type=float, default=60.0, help="seconds a version may take a case")
-    parser.add_argument("--cases", nargs="*", choices=sorted(CASES), default=list(CASES))
-    parser.add_argument("--json", type=Path, default=OUT_DIR / "hostile_tasks.json")
-    known, _ = parser.parse_known_args()
-    if known.worker is not None:
-        worker(known.worker, known.rounds)
-        return
-    add_version_argument(parser)
-    args = parser.parse_args()
-    if len(args.version) < 2:
-        parser.error("give --version two or more times")
-    names = [version.name for version in args.version]
-    rows: list[dict[str, Any]] = []
-    for turn, case in enumerate(args.cases):
-        figures = {
-            version.name: run_case(version.server, case, args.rounds, args.timeout)
-            for version in in_turns(args.version, turn)
-        }
-        rows.append({"case": case, "versions": figures})
-        print(f"{case}: " + ", ".join(f"{name} {figures[name].get('median', 'stopped')}" for name in names))
-    print(table(rows, names))
-    args.json.parent.mkdir(parents=True, exist_ok=True)
-    args.json.write_text(json.dumps({"rounds": args.rounds, "rows": rows}, indent=2) + "\n")
-    print(f"wrote {args.json}")
 
 
 if __name__ == "__main__":
