@@ -30,12 +30,12 @@ SPLIT_PART_WEIGHT = 1
 # title, and its words keep their weights relative to each other.
 TITLE_FACTOR = 2
 # In the whole-file search a word the task says again counts more, as BM25 counts a query's repeated
-# terms (its k3): a word said n times weighs (k + 1) * n / (k + n) times as much, 1.25 for twice and
-# at most 1.5. A bug report names the part of the code it is about again and again, in its prose,
-# its code and its traceback, and a passing word once. Not in the definitions' search, where the
-# same factor, tried, lost as many functions as it found. Chosen on the sets of the training
-# repositories (bench/HISTORY.md, *A word the task says again*): on the tracebacks file Acc@1 73.4
-# -> 76.6 %, on the changelog entries 62.8 -> 63.1 %.
+# terms (its k3): a word said n times weighs (k + 1) * n / (k + n) times as much, 1.25 for twice,
+# approaching 1.5. A bug report names the part of the code it is about again and again, in its
+# prose, its code and its traceback, and a passing word once. Not in the definitions' search, where
+# the same factor, tried, lost as many functions as it found. Chosen on the sets of the training
+# repositories (bench/HISTORY.md, *A word the task says again weighs more in the whole-file
+# search*): on the tracebacks file Acc@1 73.4 -> 76.6 %, on the changelog entries 62.8 -> 63.1 %.
 REPEAT_SATURATION = 0.5
 # A first line longer than this is no title but a line of pasted output (a one-line log), and none of
 # its words counts more: reading a megabyte-long line as a title would cost a quarter of a second.
