@@ -1151,3 +1151,38 @@ def test_the_file_a_report_keeps_coming_back_to_ranks_first(tmp_path: Path) -> N
     )
     ranking = ranking_for(tmp_path, LEDGER_AND_INVOICES, task)
     assert [file.path for file in ranking.files[:2]] == ["billing/ledger.py", "billing/invoices.py"]
+
+
+REFUNDS_AND_LEDGER = {
+    "billing/refunds.py": (
+        "def refund_payment(payment):\n"
+        '    """Refund a payment; a lost refund is retried."""\n'
+        "    payment.refunded = True\n"
+        "    return payment\n"
+    ),
+    "billing/ledger.py": (
+        "def settle(ledger):\n"
+        '    """Settle the ledger."""\n'
+        "    return ledger.close()\n\n\n"
+        "def settle_all(ledgers):\n"
+        "    return [settle(ledger) for ledger in ledgers]\n"
+    ),
+    **background_modules("billing", 20),
+}
+
+
+def test_words_only_a_librarys_stack_frames_say_do_not_search_whole_files(tmp_path: Path) -> None:
+    """The report's traceback runs through an installed library whose file and functions are named
+    like the workspace's ledger; its prose is about refunds. Searched with the frames' words, the
+    ledger's file, which says "ledger" and "settle" on every line, came first."""
+    task = (
+        "Refund lost\n\n"
+        "A refund is lost when a payment is refunded twice.\n\n"
+        "Traceback (most recent call last):\n"
+        '  File "/usr/lib/python3/site-packages/vendorlib/ledger.py", line 20, in settle\n'
+        '  File "/usr/lib/python3/site-packages/vendorlib/ledger.py", line 41, in settle_all\n'
+        '  File "/usr/lib/python3/site-packages/vendorlib/ledger.py", line 57, in settle_ledger\n'
+        "ValueError: refund lost\n"
+    )
+    ranking = ranking_for(tmp_path, REFUNDS_AND_LEDGER, task)
+    assert [file.path for file in ranking.files[:2]] == ["billing/refunds.py", "billing/ledger.py"]

@@ -205,6 +205,20 @@ def test_the_times_a_task_says_each_word_count_its_every_form() -> None:
     assert set(thrice.said) == set(thrice.words)
 
 
+def test_a_quoted_stack_trace_says_no_word() -> None:
+    """Its frames repeat the folders of every frame: a word only they say is said no times."""
+    task = parse_task(
+        "Refund lost\n\nThe refund is lost.\n"
+        "Traceback (most recent call last):\n"
+        '  File "/usr/lib/python3/site-packages/vendorlib/ledger.py", line 20, in settle\n'
+        '  File "/usr/lib/python3/site-packages/vendorlib/ledger.py", line 41, in settle\n'
+        "ValueError: refund\n"
+    )
+    assert task.said["refund"] == 3
+    assert task.said["vendorlib"] == task.said["settle"] == 0
+    assert {"vendorlib", "settle"} <= set(task.words)
+
+
 def test_a_word_said_again_weighs_more_up_to_a_limit() -> None:
     assert repeat_factor(1) == 1.0 < repeat_factor(2) < repeat_factor(3) < repeat_factor(10_000)
     assert repeat_factor(10_000) < 1 + REPEAT_SATURATION

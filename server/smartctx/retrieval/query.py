@@ -32,10 +32,12 @@ TITLE_FACTOR = 2
 # In the whole-file search a word the task says again counts more, as BM25 counts a query's repeated
 # terms (its k3): a word said n times weighs (k + 1) * n / (k + n) times as much, 1.25 for twice,
 # approaching 1.5. A bug report names the part of the code it is about again and again, in its
-# prose, its code and its traceback, and a passing word once. Not in the definitions' search, where
-# the same factor, tried, lost as many functions as it found. Chosen on the sets of the training
-# repositories (bench/HISTORY.md, *A word the task says again weighs more in the whole-file
-# search*): on the tracebacks file Acc@1 73.4 -> 76.6 %, on the changelog entries 62.8 -> 63.1 %.
+# prose and its code, and a passing word once. A quoted stack trace's frames are not counted, and a
+# word only they say does not search whole files: their paths repeat the folders and libraries of
+# every frame, and the frames point at their own files (search.py). Not in the definitions' search,
+# where the same factor, tried, lost as many functions as it found. Chosen on the sets of the
+# training repositories (bench/HISTORY.md, *A word the task says again weighs more in the whole-file
+# search*): on the tracebacks file Acc@1 73.4 -> 77.3 %, on the changelog entries 62.8 -> 63.1 %.
 REPEAT_SATURATION = 0.5
 # A first line longer than this is no title but a line of pasted output (a one-line log), and none of
 # its words counts more: reading a megabyte-long line as a title would cost a quarter of a second.
@@ -348,8 +350,9 @@ class ParsedTask:
     # Words that only ever appeared as plain prose (never in a name, code or a path): the ones an
     # inflection of ("registering") may stand for another form in the code ("register").
     prose: frozenset[str] = field(default_factory=frozenset)
-    # How many times the task says each of ``words``, in any of its forms: what the whole-file search
-    # weighs them by besides (``repeat_factor``).
+    # How many times the task says each of ``words`` outside its quoted stack frames, in any of its
+    # forms (0 for a word only a frame says): what the whole-file search weighs them by besides
+    # (``repeat_factor``).
     said: Mapping[str, int] = field(default_factory=dict)
 
 
@@ -498,10 +501,9 @@ def parse_task(text: str) -> ParsedTask:
         name for name in _DOTTED.findall(text) if not _FILE_PATH.fullmatch(name) and not name[0].isdigit()
     )
     identifiers: list[str] = []
-    # Each distinct word once, in the order of its first use, with how many times the task says it:
-    # a long task repeats its words thousands of times.
-    said = Counter(_IDENTIFIER.findall(text))
-    for word in said:
+    # Each distinct word once, in the order of its first use: a word seen again adds nothing, and a
+    # long task repeats its words thousands of times.
+    for word in dict.fromkeys(_IDENTIFIER.findall(text)):
         if _looks_like_identifier(word):
             identifiers.append(word)
             add_identifier(word, IDENTIFIER_WEIGHT)
@@ -525,7 +527,9 @@ def parse_task(text: str) -> ParsedTask:
             words[word] *= TITLE_FACTOR
     # The strongest first, then in the order the task says them; search weighs them by rarity.
     strongest = dict(sorted(words.items(), key=lambda item: -item[1])[:MAX_PARSED_WORDS])
-    times = _times_said(said)
+    # How many times the task says each word outside its stack frames, whose paths repeat the
+    # folders of every frame.
+    times = _times_said(Counter(_IDENTIFIER.findall(unframed)))
     return ParsedTask(
         words=strongest,
         identifiers=_unique(identifiers)[:MAX_NAMED],

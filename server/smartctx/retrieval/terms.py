@@ -52,7 +52,7 @@ class QueryTerms:
     common_words: frozenset[str]
     # For the whole-file search: the same terms and, in a small index, the task's words too common
     # for the definitions' index (at most ``MAX_TERMS`` in all), each weighed more the more times the
-    # task says it (``query.repeat_factor``).
+    # task says it (``query.repeat_factor``), less those only its stack frames say.
     file_weights: dict[str, float]
 
 
@@ -89,7 +89,11 @@ def query_terms(snapshot: IndexReader, task: ParsedTask) -> QueryTerms:
     return QueryTerms(
         chosen,
         frozenset(word for word in plain_names if counts.get(word, 0) > named_limit),
-        {word: weight * repeat_factor(task.said.get(word, 1)) for word, weight in file_terms.items()},
+        {
+            word: weight * repeat_factor(times)
+            for word, weight in file_terms.items()
+            if (times := task.said.get(word, 1))
+        },
     )
 
 
