@@ -1186,3 +1186,16 @@ def test_words_only_a_librarys_stack_frames_say_do_not_search_whole_files(tmp_pa
     )
     ranking = ranking_for(tmp_path, REFUNDS_AND_LEDGER, task)
     assert [file.path for file in ranking.files[:2]] == ["billing/refunds.py", "billing/ledger.py"]
+
+
+def test_a_task_that_is_only_a_stack_trace_still_searches_whole_files(tmp_path: Path) -> None:
+    """With no word outside its frames, the frames' words search whole files: the file map still
+    says which files hold the trace's words."""
+    task = (
+        "Traceback (most recent call last):\n"
+        '  File "/srv/app/billing/ledger.py", line 7, in settle_all\n'
+        '  File "/srv/app/billing/ledger.py", line 3, in settle\n'
+    )
+    ranking = ranking_for(tmp_path, REFUNDS_AND_LEDGER, task)
+    assert ranking.files[0].path == "billing/ledger.py"
+    assert "text" in ranking.files[0].parts

@@ -52,7 +52,8 @@ class QueryTerms:
     common_words: frozenset[str]
     # For the whole-file search: the same terms and, in a small index, the task's words too common
     # for the definitions' index (at most ``MAX_TERMS`` in all), each weighed more the more times the
-    # task says it (``query.repeat_factor``), less those only its stack frames say.
+    # task says it (``query.repeat_factor``), less those only its stack frames say (unless no other
+    # is left).
     file_weights: dict[str, float]
 
 
@@ -85,15 +86,20 @@ def query_terms(snapshot: IndexReader, task: ParsedTask) -> QueryTerms:
     common = sorted((word for word in present if word not in chosen), key=lambda word: (counts[word], word))
     if rows > MAX_ROWS_FOR_COMMON_FILE_TERMS:
         common = []
-    file_terms = {**chosen, **{word: present[word] for word in common[: MAX_TERMS - len(chosen)]}}
+    file_terms: dict[str, float] = {
+        **chosen,
+        **{word: present[word] for word in common[: MAX_TERMS - len(chosen)]},
+    }
+    repeated = {
+        word: weight * repeat_factor(times)
+        for word, weight in file_terms.items()
+        if (times := task.said.get(word, 1))
+    }
     return QueryTerms(
         chosen,
         frozenset(word for word in plain_names if counts.get(word, 0) > named_limit),
-        {
-            word: weight * repeat_factor(times)
-            for word, weight in file_terms.items()
-            if (times := task.said.get(word, 1))
-        },
+        # A task that is nothing but a stack trace searches whole files with its frames' words.
+        repeated or file_terms,
     )
 
 
