@@ -118,23 +118,20 @@ def worker(case: str, rounds: int) -> None:
     """Inside a child: the case's workspace indexed, then its task answered at every budget
     ``rounds`` times; one JSON line of the seconds each round took, the pack stage's median
     milliseconds and the workspace's size."""
+    from tests.workspaces import write_tree
+
+    from bench.repository import indexed_store
     from smartctx.core.context import ContextOptions, ContextRequest
     from smartctx.core.tokens import TokenCounter
-    from smartctx.indexing.indexer import IndexConfig, Indexer
     from smartctx.indexing.sources import WorkspaceSources
     from smartctx.retrieval.pipeline import build_context
-    from smartctx.store.index_store import IndexStore
 
     files = CASES[case]()
     counter = TokenCounter("o200k_base")
     with tempfile.TemporaryDirectory(prefix="hostile-packs-") as folder:
-        root = Path(folder) / "ws"
-        for path, text in files.items():
-            (root / path).parent.mkdir(parents=True, exist_ok=True)
-            (root / path).write_text(text, encoding="utf-8")
-        store = IndexStore(root, Path(folder) / "index")
+        root = write_tree(Path(folder) / "ws", files)
+        store = indexed_store(root, Path(folder) / "index")
         try:
-            Indexer(root, store, IndexConfig(workers=0)).reconcile()
             sources = WorkspaceSources(root)
             seconds: list[float] = []
             pack_ms: list[float] = []
